@@ -1,0 +1,170 @@
+"""The chunk model: one retrieval-sized piece of a document, with its provenance."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chunking.ids import CHUNK_NAMESPACE, stable_uuid
+
+__all__ = [
+    "Chunk",
+    "ContentKind",
+    "NodeRecord",
+    "PageProvenance",
+    "Provenance",
+    "TextProvenance",
+]
+
+ContentKind = Literal["text", "table_row", "code", "heading"]
+
+_WHITESPACE_RUN = re.compile(r"\s+")
+_DASH_RUN = re.compile(r"-{3,}")
+
+
+class TextProvenance(BaseModel):
+    """A character span ``[start, end)`` in ``Document.text`` (Python string indices)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["text"] = "text"
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class PageProvenance(BaseModel):
+    """The 1-based pages a chunk came from, with optional boxes ``(x0, y0, x1, y1)`` per page."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["page"] = "page"
+    pages: tuple[int, ...] = Field(min_length=1)
+    boxes: tuple[tuple[float, float, float, float], ...] = ()
+
+
+Provenance = Annotated[TextProvenance | PageProvenance, Field(discriminator="kind")]
+
+
+class NodeRecord(BaseModel):
+    """A JSON-safe write record for a graph store: an id, a label and flat properties."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    label: str
+    properties: dict[str, Any]
+
+
+class Chunk(BaseModel):
+    """One retrieval-sized piece of a document.
+
+    Attributes:
+        id: Deterministic id (see :meth:`id_for`); None only for a chunk not yet placed.
+        document_id: The id of the document (stable across its versions).
+        index: Position within the document at this level, from 0.
+        text: The chunk text as stored.
+        provenance: Where the chunk sits in its source: a text span or pages.
+        heading_path: Headings above the chunk, outermost first.
+        content_kind: ``text``, ``table_row``, ``code`` or ``heading``.
+        chunker: Strategy name of the chunker that made the chunk.
+        chunker_hash: Fingerprint of that chunker's settings.
+        level: 1 for a parent (unit of extraction), 0 for a child or flat chunk.
+        parent_id: The parent chunk's id, for a child.
+        metadata: Strategy-specific facts (token count, turn range, speakers, ...).
+        embedding: Optional vector.
+        created_at: When the chunk object was made.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: UUID | None = None
+    document_id: UUID
+    index: int = Field(default=0, ge=0)
+    text: str
+    provenance: Provenance
+    heading_path: list[str] = Field(default_factory=list)
+    content_kind: ContentKind = "text"
+    chunker: str | None = None
+    chunker_hash: str | None = None
+    level: int = Field(default=0, ge=0, le=1)
+    parent_id: UUID | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    embedding: list[float] | None = None
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @staticmethod
+    def id_for(
+        *,
+        document_id: UUID,
+        version_id: UUID | None = None,
+        provenance: TextProvenance | PageProvenance,
+        index: int,
+        chunker_hash: str | None = None,
+        level: int = 0,
+    ) -> UUID:
+        """Compute the chunk id.
+
+        A text chunk's id comes from the document id and the character span (plus the version
+        id when given), so a change of chunk size, which moves spans, changes ids. A page
+        chunk's id comes from the document id, the chunker hash and the index, so a re-chunk
+        with other settings never takes over chunk N of the earlier settings. A parent (level 1)
+        adds a level part, so a parent and a child over the same span differ; level 0 adds none.
+        """
+        level_part = ("level", level) if level else ()
+        version_part = ("version", version_id) if version_id is not None else ()
+        if isinstance(provenance, TextProvenance):
+            return stable_uuid(
+                CHUNK_NAMESPACE, document_id, *version_part, provenance.start, provenance.end, *level_part
+            )
+        return stable_uuid(
+            CHUNK_NAMESPACE, document_id, *version_part, "page", chunker_hash, index, *level_part
+        )
+
+    def section_label(self) -> str | None:
+        """Return the heading path as one line, or None when the path is empty.
+
+        Whitespace runs become one space and runs of three or more dashes one dash, so a
+        heading cannot end a text block in a prompt.
+        """
+        parts = [_DASH_RUN.sub("-", _WHITESPACE_RUN.sub(" ", h)).strip() for h in self.heading_path]
+        parts = [p for p in parts if p]
+        return " > ".join(parts) if parts else None
+
+    @property
+    def contextual_text(self) -> str:
+        """The text with its heading path above it, for embedding; the stored text is unchanged."""
+        label = self.section_label()
+        return f"{label}\n\n{self.text}" if label else self.text
+
+    def to_node_record(self) -> NodeRecord:
+        """Return this chunk as a graph-store write record.
+
+        Raises:
+            ValueError: ``id`` is None (the chunk was never placed by a chunker).
+        """
+        if self.id is None:
+            raise ValueError(
+                f"chunk {self.index} of document {self.document_id} has no id; "
+                "compute one with Chunk.id_for before writing it to a graph store"
+            )
+        data = self.model_dump(mode="json", exclude={"id", "embedding"})
+        properties = {
+            "document_id": data["document_id"],
+            "index": data["index"],
+            "text": data["text"],
+            "provenance": data["provenance"],
+            "heading_path": data["heading_path"],
+            "section_label": self.section_label(),
+            "content_kind": data["content_kind"],
+            "chunker": data["chunker"],
+            "chunker_hash": data["chunker_hash"],
+            "level": data["level"],
+            "parent_id": data["parent_id"],
+            "metadata": data["metadata"],
+            "created_at": data["created_at"],
+        }
+        return NodeRecord(id=str(self.id), label="ParentChunk" if self.level else "Chunk", properties=properties)

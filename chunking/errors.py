@@ -1,0 +1,43 @@
+"""The error hierarchy of the chunking library.
+
+Every error message names the document or setting at fault and says what the caller can do.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ChunkingError", "IngestError", "ParseError", "TokenizerError"]
+
+
+class IngestError(Exception):
+    """Base class of every error this library raises on purpose."""
+
+
+class ChunkingError(IngestError):
+    """A chunker broke its contract or cannot handle a document.
+
+    Raised for results that fail validation (empty text, index gaps, spans outside the
+    document, chunks over budget) and for documents that mix text and page units.
+    """
+
+
+class TokenizerError(IngestError, ValueError):
+    """A tokenizer name cannot be loaded here; the message lists the names that work."""
+
+
+class ParseError(IngestError):
+    """A source could not be turned into a document.
+
+    Attributes:
+        source: The source URI or path that failed.
+        reason: What went wrong, in words a person can act on.
+        hint: What the user can do about it.
+    """
+
+    def __init__(self, source: str, reason: str, hint: str = "") -> None:
+        self.source = source
+        self.reason = reason
+        self.hint = hint
+        message = f"{source}: {reason}"
+        if hint:
+            message += f" ({hint})"
+        super().__init__(message)
