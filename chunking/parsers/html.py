@@ -1,0 +1,260 @@
+"""HTML: the visible text of headings, paragraphs, lists, ``pre`` and tables, via selectolax.
+
+The lexbor engine parses (it fetches nothing: no network, no external entities). The tree is
+walked with an explicit stack, never recursion, so 10,000 nested elements cost a loop, not the
+Python stack. Headings build the heading path; ``p`` is a text unit, ``pre`` a code unit, a ``ul``
+or ``ol`` one list unit, a ``table`` one table unit whose rows are cells joined by `` | ``. Text
+outside those blocks (in ``div``, ``dd``, ...) becomes text units, split at block boundaries.
+Scripts, styles and navigation chrome (``nav``, ``header``, ``footer``, ``aside``, ARIA
+navigation landmarks) are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import version
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from chunking.document import Document
+from chunking.parsers.base import build_document, title_from_uri
+from chunking.parsers.encoding import decode_text
+from chunking.parsers.layout import LayoutBuilder, table_text
+from chunking.parsers.limits import ParseLimits
+
+__all__ = ["PARSER_VERSION", "parse"]
+
+PARSER_VERSION = "1"
+LIBRARY = f"selectolax {version('selectolax')} (lexbor)"
+
+_DROP_TAGS = (
+    "script style nav header footer aside noscript template head iframe object embed svg canvas "
+    "select button -comment"
+)
+_DROP = frozenset(_DROP_TAGS.split())
+_DROP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_LISTS = frozenset({"ul", "ol"})
+# Phrasing elements: their text joins the surrounding run instead of starting a unit.
+_INLINE_TAGS = (
+    "a abbr b bdi bdo cite code data dfn em font i img kbd label mark q s samp small span strong "
+    "sub sup time tt u var wbr del ins -text"
+)
+_INLINE = frozenset(_INLINE_TAGS.split())
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
+
+
+def _dropped(node: LexborNode) -> bool:
+    tag = node.tag
+    if tag in _DROP:
+        return True
+    if tag in _INLINE and tag != "a":
+        return False
+    attributes = node.attributes
+    if not attributes:
+        return False
+    if "hidden" in attributes or attributes.get("aria-hidden") == "true":
+        return True
+    if attributes.get("role") in _DROP_ROLES:
+        return True
+    # Sphinx's permalink anchors ("¶") are chrome, not heading text.
+    return tag == "a" and "headerlink" in (attributes.get("class") or "")
+
+
+def _children(node: LexborNode) -> list[LexborNode]:
+    return list(node.iter(include_text=True))
+
+
+def _raw_text(node: LexborNode, *, pre: bool = False) -> str:
+    """Concatenate the visible text under ``node`` (iteratively); ``br`` is a break."""
+    parts: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        tag = current.tag
+        if tag == "-text":
+            parts.append(current.text_content or "")
+        elif tag == "br":
+            parts.append("\n" if pre else " ")
+        elif current is node or not _dropped(current):
+            if tag in ("td", "th", "li", "p", "div", "tr") and current is not node and not pre:
+                parts.append(" ")
+            stack.extend(reversed(_children(current)))
+    return "".join(parts)
+
+
+def _inline_text(node: LexborNode) -> str:
+    return " ".join(_raw_text(node).split())
+
+
+def _pre_text(node: LexborNode) -> str:
+    text = _raw_text(node, pre=True)
+    # HTML drops one newline right after <pre>; the rest of the layout is the author's.
+    return text.strip("\n").rstrip()
+
+
+def _list_text(node: LexborNode) -> str:
+    """Render a list as one line per item, nested items indented by two spaces."""
+    lines: list[str] = []
+    buffer: list[str] = []
+    prefix = [""]
+    depth = -1
+    counters: list[int] = []
+
+    def flush() -> None:
+        text = " ".join("".join(buffer).split())
+        if text:
+            lines.append("  " * max(depth, 0) + prefix[0] + text)
+            prefix[0] = ""
+        buffer.clear()
+
+    stack: list[tuple[LexborNode, bool]] = [(node, False)]
+    while stack:
+        current, leaving = stack.pop()
+        tag = current.tag
+        if leaving:
+            flush()
+            if tag in _LISTS:
+                depth -= 1
+                counters.pop()
+            continue
+        if tag == "-text":
+            buffer.append(current.text_content or "")
+            continue
+        if current is not node and _dropped(current):
+            continue
+        if tag in _LISTS:
+            flush()
+            depth += 1
+            counters.append(0)
+        elif tag == "li":
+            flush()
+            counters[-1] = counters[-1] + 1 if counters else 1
+            ordered = current.parent is not None and current.parent.tag == "ol"
+            prefix[0] = f"{counters[-1]}. " if ordered else "- "
+        elif tag == "br" or tag not in _INLINE:
+            buffer.append(" ")
+        if tag in _LISTS or tag == "li":
+            stack.append((current, True))
+        stack.extend((child, False) for child in reversed(_children(current)))
+    flush()
+    return "\n".join(lines)
+
+
+def _table_rows(table: LexborNode) -> tuple[list[str], int]:
+    """Return the table's rows (cells joined by `` | ``) and the number of leading header rows."""
+    rows: list[str] = []
+    header_rows = 0
+    in_header = True
+    stack = [table]
+    while stack:
+        current = stack.pop()
+        if current.tag == "tr":
+            cells = [c for c in _children(current) if c.tag in ("td", "th")]
+            texts = [_inline_text(c) for c in cells]
+            if not any(texts):
+                continue
+            is_header = all(c.tag == "th" for c in cells) or (
+                current.parent is not None and current.parent.tag == "thead"
+            )
+            if in_header and is_header:
+                header_rows += 1
+            else:
+                in_header = False
+            rows.append(" | ".join(texts))
+        elif current is table or current.tag in ("thead", "tbody", "tfoot"):
+            stack.extend(reversed(_children(current)))
+    return rows, header_rows
+
+
+def _decode(data: bytes, source_uri: str) -> tuple[str, str]:
+    declared = _META_CHARSET.search(data[:4096])
+    if declared is not None and not data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        name = declared.group(1).decode("ascii", "replace")
+        try:
+            return data.decode(name), name.lower()
+        except (LookupError, UnicodeDecodeError):
+            pass  # A wrong declaration is common; fall back to detection.
+    return decode_text(data, source_uri)
+
+
+def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
+    """Parse HTML bytes into a document (see the module docstring for what is kept).
+
+    Raises:
+        ParseError: The bytes do not decode, or hold no visible text.
+    """
+    del limits  # max_bytes is checked by the caller; the walk is linear in the tree size.
+    text, encoding = _decode(data, source_uri)
+    tree = LexborHTMLParser(text)
+    title_node = tree.css_first("title")
+    title = _inline_text(title_node) if title_node is not None else ""
+    root = tree.body or tree.root
+    builder = LayoutBuilder()
+    path: list[tuple[int, str]] = []
+    buffer: list[str] = []
+    tables = 0
+
+    def flush() -> None:
+        builder.add(" ".join("".join(buffer).split()))
+        buffer.clear()
+
+    stack: list[tuple[LexborNode, bool]] = [(root, False)] if root is not None else []
+    while stack:
+        node, leaving = stack.pop()
+        tag = node.tag
+        if leaving:
+            flush()
+            continue
+        if tag == "-text":
+            buffer.append(node.text_content or "")
+            continue
+        if tag == "br":
+            buffer.append(" ")
+            continue
+        if node is not root and _dropped(node):
+            continue
+        if tag in _INLINE:
+            stack.extend((child, False) for child in reversed(_children(node)))
+            continue
+        flush()
+        if tag in _HEADINGS:
+            heading = _inline_text(node)
+            if heading:
+                level = _HEADINGS[tag]
+                while path and path[-1][0] >= level:
+                    path.pop()
+                path.append((level, heading))
+                builder.start_section(tuple(h for _, h in path))
+                builder.add(heading, "heading")
+                title = title or heading
+        elif tag == "p":
+            builder.add(_inline_text(node))
+        elif tag == "pre":
+            builder.add(_pre_text(node), "code")
+        elif tag in _LISTS:
+            builder.add(_list_text(node), "list")
+        elif tag == "table":
+            caption = node.css_first("caption")
+            if caption is not None:
+                builder.add(_inline_text(caption))
+            rows, header_rows = _table_rows(node)
+            table, spans = table_text(rows)
+            builder.add(table, "table", rows=spans, header_rows=header_rows)
+            tables += 1
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(_children(node)))
+    flush()
+
+    body, sections = builder.build()
+    return build_document(
+        raw=data,
+        kind="html",
+        parser_version=PARSER_VERSION,
+        source_uri=source_uri,
+        text=body,
+        sections=sections,
+        title=title or title_from_uri(source_uri),
+        metadata={"encoding": encoding, "parser": LIBRARY, "table_count": tables},
+    )

@@ -1,0 +1,148 @@
+"""Markdown: CommonMark plus GitHub pipe tables, parsed with markdown-it-py.
+
+Only the block structure is used: each top-level block becomes one unit whose text is the
+block's own source lines (trailing whitespace trimmed), so the document text stays the author's
+Markdown. Headings open sections; the heading path is the plain text of the open headings.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import version
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from chunking.document import Document
+from chunking.parsers.base import build_document, title_from_uri
+from chunking.parsers.encoding import decode_text
+from chunking.parsers.layout import LayoutBuilder, table_text
+from chunking.parsers.limits import ParseLimits
+
+__all__ = ["PARSER_VERSION", "parse"]
+
+PARSER_VERSION = "1"
+LIBRARY = f"markdown-it-py {version('markdown-it-py')}"
+
+# Block kinds by the opening token of a top-level block; anything else is plain text.
+_KIND_BY_TOKEN = {
+    "heading_open": "heading",
+    "fence": "code",
+    "code_block": "code",
+    "bullet_list_open": "list",
+    "ordered_list_open": "list",
+    "table_open": "table",
+}
+_SKIP = {"hr"}
+# A trailing attribute list (`## Title { #anchor }`, MkDocs/Pandoc) is markup, not heading text.
+_ATTR_LIST = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
+
+
+def _block_parser() -> MarkdownIt:
+    # The inline pass is disabled for speed and for bounded time on one huge line; headings get
+    # their own inline parse below, the only place plain text is needed.
+    return MarkdownIt("commonmark").enable("table").disable("inline")
+
+
+_BLOCKS = _block_parser()
+_INLINE = MarkdownIt("commonmark").enable("table")
+
+
+def _normalize(text: str) -> str:
+    # The same normalization markdown-it applies, so its line numbers index our lines.
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd")
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """Return the number of lines of a leading YAML front matter block (0 when there is none)."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    for index in range(1, min(len(lines), 500)):
+        if lines[index].rstrip() in ("---", "..."):
+            return index + 1
+    return 0
+
+
+def _heading_text(token: Token) -> str:
+    parsed = _INLINE.parseInline(token.content)
+    parts: list[str] = []
+    for child in (parsed[0].children or ()) if parsed else ():
+        if child.type in ("text", "code_inline", "html_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    text = " ".join("".join(parts).split()) or token.content.strip()
+    return _ATTR_LIST.sub("", text) or text
+
+
+def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
+    """Parse Markdown bytes into a document (see the module docstring for the layout).
+
+    Raises:
+        ParseError: The bytes do not decode, or hold no text.
+    """
+    del limits  # max_bytes is checked by the caller; block parsing is linear.
+    decoded, encoding = decode_text(data, source_uri)
+    source = _normalize(decoded)
+    lines = source.split("\n")
+    skipped = _front_matter_end(lines)
+    metadata: dict[str, object] = {"encoding": encoding, "parser": LIBRARY}
+    if skipped:
+        metadata["front_matter"] = "\n".join(lines[1 : skipped - 1])
+        # Blank the front matter instead of cutting it so token line numbers still index `lines`.
+        source = "\n" * skipped + "\n".join(lines[skipped:])
+    tokens = _BLOCKS.parse(source)
+
+    builder = LayoutBuilder()
+    stack: list[tuple[int, str]] = []
+    title = ""
+    covered = skipped
+    for index, token in enumerate(tokens):
+        if token.level != 0 or token.nesting == -1 or token.map is None:
+            continue
+        first, last = token.map
+        if first > covered:
+            # Lines no block claimed (link reference definitions): keep them as text.
+            _add_block(builder, lines[covered:first], "text")
+        covered = max(covered, last)
+        if token.type in _SKIP:
+            continue
+        kind = _KIND_BY_TOKEN.get(token.type, "text")
+        if kind == "heading":
+            level = int(token.tag[1])
+            text = _heading_text(tokens[index + 1])
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, text))
+            builder.start_section(tuple(t for _, t in stack))
+            title = title or (text if level == 1 else "")
+        _add_block(builder, lines[first:last], kind)
+    if covered < len(lines):
+        _add_block(builder, lines[covered:], "text")
+
+    text, sections = builder.build()
+    return build_document(
+        raw=data,
+        kind="markdown",
+        parser_version=PARSER_VERSION,
+        source_uri=source_uri,
+        text=text,
+        sections=sections,
+        title=title or title_from_uri(source_uri),
+        metadata=metadata,
+    )
+
+
+def _add_block(builder: LayoutBuilder, block_lines: list[str], kind: str) -> None:
+    # Lines no block claimed can start blank; a unit starts on its first non-blank line.
+    start = 0
+    while start < len(block_lines) and not block_lines[start].strip():
+        start += 1
+    text = "\n".join(block_lines[start:]).rstrip()
+    if kind != "table":
+        builder.add(text, kind)
+        return
+    # Header line + delimiter line are the two header rows repeated in every row group.
+    rows = [line.rstrip() for line in text.split("\n")]
+    table, spans = table_text(rows)
+    builder.add(table, "table", rows=spans, header_rows=min(2, len(spans)))

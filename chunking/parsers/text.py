@@ -1,0 +1,104 @@
+"""Plain text: paragraphs of the original text, with page furniture kept out of the units.
+
+``Document.text`` is the decoded source with line endings normalized to LF; units are its
+paragraphs (blank-line separated, see ``chunking.document.paragraph_spans``) with offsets into
+it. Unlike the other text formats, the gaps between units are the author's whitespace, not
+always exactly one blank line.
+
+Pages: the text is split at form feeds first, so no unit ever contains ``\\f``. Running page
+headers and footers (RFC style: ``Author   Standards Track   [Page 3]`` and
+``RFC 4511   LDAPv3   June 2006``) are dropped from the units (they stay in the text): a
+one-line paragraph with a wide internal gap that ends in ``[Page N]`` or recurs at least three
+times once digits are ignored. A paragraph over 8,000 characters spanning several lines (a file
+without blank lines) is split into one unit per line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from chunking.document import Document, Section, Unit, paragraph_spans
+from chunking.parsers.base import build_document, title_from_uri
+from chunking.parsers.encoding import decode_text, normalize_newlines
+from chunking.parsers.limits import ParseLimits
+
+__all__ = ["PARSER_VERSION", "parse"]
+
+PARSER_VERSION = "1"
+LIBRARY = "chunking.document.paragraph_spans"
+
+_WIDE_GAP = re.compile(r"\S {3,}\S")
+_PAGE_MARK = re.compile(r"\[Page \d+\]$")
+_DIGITS = re.compile(r"\d+")
+_RECURRING = 3
+# A "paragraph" this long with several lines is a file without blank lines (verse, one sentence
+# per line): its lines become the units, so no unit is a whole book.
+_LONG_PARAGRAPH = 8000
+_LINE = re.compile(r"[^\n]+")
+
+
+def _furniture_key(line: str) -> str | None:
+    """Return a digit-blind key for a line that looks like a page header or footer, else None."""
+    if "\n" in line or not _WIDE_GAP.search(line):
+        return None
+    return " ".join(_DIGITS.sub("#", line).split())
+
+
+def _line_units(paragraph: str, base: int) -> list[Unit]:
+    units: list[Unit] = []
+    for match in _LINE.finditer(paragraph):
+        line = match.group()
+        stripped = line.strip()
+        if stripped:
+            start = base + match.start() + (len(line) - len(line.lstrip()))
+            units.append(Unit(text=stripped, start=start, end=start + len(stripped)))
+    return units
+
+
+def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
+    """Parse plain-text bytes into a one-section document of paragraphs.
+
+    Raises:
+        ParseError: The bytes are empty, binary, undecodable or blank.
+    """
+    del limits  # max_bytes is checked by the caller; paragraph splitting is linear.
+    decoded, encoding = decode_text(data, source_uri)
+    text = normalize_newlines(decoded)
+    if text.startswith("\ufeff"):
+        text = text[1:]  # utf-16 keeps no BOM, but a doubled BOM would shift nothing useful.
+
+    spans: list[tuple[int, int]] = []
+    position = 0
+    pages = text.split("\f")
+    for page in pages:
+        spans.extend(paragraph_spans(page, base=position))
+        position += len(page) + 1
+
+    keys = [_furniture_key(text[start:end]) for start, end in spans]
+    counts = Counter(key for key in keys if key is not None)
+    units: list[Unit] = []
+    dropped = 0
+    for (start, end), key in zip(spans, keys, strict=True):
+        paragraph = text[start:end]
+        if key is not None and (_PAGE_MARK.search(paragraph) or counts[key] >= _RECURRING):
+            dropped += 1
+            continue
+        if len(paragraph) > _LONG_PARAGRAPH and "\n" in paragraph:
+            units.extend(_line_units(paragraph, start))
+        else:
+            units.append(Unit(text=paragraph, start=start, end=end))
+
+    metadata: dict[str, object] = {"encoding": encoding, "parser": LIBRARY, "page_lines_dropped": dropped}
+    if len(pages) > 1:
+        metadata["page_count"] = len(pages)
+    return build_document(
+        raw=data,
+        kind="text",
+        parser_version=PARSER_VERSION,
+        source_uri=source_uri,
+        text=text,
+        sections=(Section(units=tuple(units)),),
+        title=title_from_uri(source_uri),
+        metadata=metadata,
+    )
