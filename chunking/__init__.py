@@ -1,0 +1,52 @@
+"""chunking: documents in, fingerprinted chunks out. A plain library; it never imports dagster.
+
+from chunking import Document, ParentChildChunker, SectionChunker, RecursiveChunker
+doc = Document.from_text(open("notes.txt").read(), source_uri="file:///notes.txt")
+leveled = ParentChildChunker(parent=SectionChunker(size=1024), child=RecursiveChunker(chunk_size=256))
+for chunk in leveled.chunk(doc):
+    print(chunk.level, chunk.index, chunk.provenance, chunk.text[:40])
+"""
+
+from chunking.chunk import Chunk, ContentKind, NodeRecord, PageProvenance, Provenance, TextProvenance
+from chunking.chunkers import (
+    CHUNKER_TYPES,
+    BaseChunker,
+    ParentChildChunker,
+    RecursiveChunker,
+    SectionChunker,
+    TextPiece,
+    TurnWindowChunker,
+    chunker_from_settings,
+)
+from chunking.document import Document, Section, Span, Turn, Unit
+from chunking.errors import ChunkingError, IngestError, ParseError, TokenizerError
+from chunking.tokenizers import AVAILABLE_TOKENIZERS, DEFAULT_TOKENIZER, load_tokenizer
+
+__all__ = [
+    "AVAILABLE_TOKENIZERS",
+    "CHUNKER_TYPES",
+    "DEFAULT_TOKENIZER",
+    "BaseChunker",
+    "Chunk",
+    "ChunkingError",
+    "ContentKind",
+    "Document",
+    "IngestError",
+    "NodeRecord",
+    "PageProvenance",
+    "ParentChildChunker",
+    "ParseError",
+    "Provenance",
+    "RecursiveChunker",
+    "Section",
+    "SectionChunker",
+    "Span",
+    "TextPiece",
+    "TextProvenance",
+    "TokenizerError",
+    "Turn",
+    "TurnWindowChunker",
+    "Unit",
+    "chunker_from_settings",
+    "load_tokenizer",
+]

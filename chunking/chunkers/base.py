@@ -1,0 +1,161 @@
+"""The base every chunker shares: settings, fingerprint, tokenizer, placement and validation.
+
+A chunker is a frozen pydantic model. Subclasses implement :meth:`BaseChunker._chunk`, which
+returns chunks in order with text, provenance and ``metadata["token_count"]``; :meth:`chunk` then
+numbers them, names the chunker, gives deterministic ids and checks the contract, so a strategy
+cannot hand out a chunk that breaks it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from chunking.chunk import Chunk, TextProvenance
+from chunking.document import Document
+from chunking.errors import ChunkingError
+from chunking.ids import settings_hash
+from chunking.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
+
+__all__ = ["BaseChunker"]
+
+
+class BaseChunker(BaseModel, ABC):
+    """A chunker: validated settings in, validated chunks out.
+
+    Attributes:
+        tokenizer: The name of the tokenizer that counts tokens (see ``chunking.tokenizers``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    strategy: ClassVar[str]
+    # Versions of the code paths this strategy runs; part of settings() and so of fingerprints.
+    code_versions: ClassVar[Mapping[str, str]] = {}
+
+    tokenizer: str = DEFAULT_TOKENIZER
+
+    _tokenizer: Tokenizer = PrivateAttr()
+
+    def model_post_init(self, context: Any) -> None:
+        """Load the tokenizer once, so a bad name fails here, at construction, within a second."""
+        self._tokenizer = load_tokenizer(self.tokenizer)
+
+    # ----------------------------------------------------------------------------- settings
+
+    def settings(self) -> dict[str, Any]:
+        """Return the strategy name and every setting as JSON-safe data.
+
+        A setting that is itself a chunker appears as that chunker's settings; the tokenizer
+        appears with its backend and version, and the code versions of the strategy are included,
+        so an upgrade that changes the chunks also changes the fingerprint.
+        """
+        data: dict[str, Any] = {"strategy": self.strategy}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            data[name] = value.settings() if isinstance(value, BaseChunker) else value
+        data["tokenizer"] = dict(self._tokenizer.identity)
+        data["versions"] = dict(self.code_versions)
+        return data
+
+    def fingerprint(self) -> str:
+        """Return 16 hex characters of a hash of :meth:`settings`; equal settings, equal hash."""
+        return settings_hash(self.settings())
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """Copy the chunker, validating any changed setting.
+
+        A plain copy keeps the fingerprint; a copy with changes is built again from its
+        configuration, so a bad value raises ``pydantic.ValidationError`` like a constructor.
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        data = {name: getattr(self, name) for name in type(self).model_fields}
+        data.update(update)
+        return type(self).model_validate(data)
+
+    # ----------------------------------------------------------------------------- tokens
+
+    def count_tokens(self, text: str) -> int:
+        """Return the number of tokens in ``text``, counted with this chunker's tokenizer."""
+        return self._tokenizer.count(text)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Return the token counts of many texts (batched where the tokenizer can)."""
+        return self._tokenizer.count_many(texts)
+
+    # ----------------------------------------------------------------------------- chunking
+
+    @abstractmethod
+    def _chunk(self, document: Document) -> list[Chunk]:
+        """Return the chunks of ``document`` in order; ids, indexes and names are set later."""
+
+    @abstractmethod
+    def _within_budget(self, chunk: Chunk) -> bool:
+        """Return True when ``chunk`` respects this chunker's size budget."""
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Split a document into chunks.
+
+        Every chunk has non-empty text, indexes run from 0 without gaps, a chunk with text
+        provenance lies inside the document (and, unless ``metadata["exact_slice"]`` is False,
+        its text equals the document text at its offsets), every chunk is within budget, and
+        ``chunker``/``chunker_hash``/``id`` are set. A strategy that sets ``chunker`` itself
+        keeps its value.
+
+        Raises:
+            ChunkingError: The strategy returned chunks that break the contract, or the document
+                cannot be chunked by this strategy.
+        """
+        chunks = self._chunk(document)
+        fingerprint = self.fingerprint()
+        placed: list[Chunk] = []
+        for index, chunk in enumerate(chunks):
+            updates: dict[str, Any] = {"index": index, "chunker_hash": fingerprint}
+            if chunk.chunker is None:
+                updates["chunker"] = self.strategy
+            if chunk.id is None:
+                updates["id"] = Chunk.id_for(
+                    document_id=document.id,
+                    version_id=document.version_id,
+                    provenance=chunk.provenance,
+                    index=index,
+                    chunker_hash=fingerprint,
+                    level=chunk.level,
+                )
+            placed.append(chunk.model_copy(update=updates))
+        self.validate_chunks(document, placed)
+        return placed
+
+    def validate_chunks(self, document: Document, chunks: Sequence[Chunk]) -> None:
+        """Check the chunk contract; raise :class:`ChunkingError` naming the document on a break."""
+        where = document.source_uri
+        size = len(document.text)
+        expected_index: dict[int, int] = {}
+        for chunk in chunks:
+            label = f"{where}: chunk {chunk.index} (level {chunk.level}) from {self.strategy}"
+            if not chunk.text.strip():
+                raise ChunkingError(f"{label} has empty text; report this as a chunker bug")
+            if chunk.index != expected_index.get(chunk.level, 0):
+                raise ChunkingError(f"{label} breaks the index sequence 0..n-1 of its level")
+            expected_index[chunk.level] = chunk.index + 1
+            if chunk.chunker is None or chunk.chunker_hash is None:
+                raise ChunkingError(f"{label} does not name its chunker and fingerprint")
+            provenance = chunk.provenance
+            if isinstance(provenance, TextProvenance):
+                if not 0 <= provenance.start < provenance.end <= size:
+                    raise ChunkingError(
+                        f"{label} spans {provenance.start}..{provenance.end}, outside the document "
+                        f"text of length {size}"
+                    )
+                exact = chunk.metadata.get("exact_slice", True)
+                if exact and document.text[provenance.start : provenance.end] != chunk.text:
+                    raise ChunkingError(f"{label} text differs from the document text at its offsets")
+            if not self._within_budget(chunk):
+                raise ChunkingError(
+                    f"{label} holds {chunk.metadata.get('token_count')} tokens, over its budget; "
+                    "report this as a chunker bug"
+                )

@@ -1,0 +1,229 @@
+"""Parent/child leveling: parents are the unit of extraction, children the unit of search.
+
+A parent chunker makes level-1 chunks; a child chunker splits each parent into level-0 chunks
+with ``parent_id`` set. Children never cross a parent boundary, their provenance lies inside the
+parent's, and together they cover the parent. The two steps are separate methods, so a caller
+that stored the parents can redo only the children after a change of child settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict
+
+from chunking.chunk import Chunk, PageProvenance, TextProvenance
+from chunking.chunkers.base import BaseChunker
+from chunking.document import Document, Section, Span, Turn, Unit
+from chunking.errors import ChunkingError
+from chunking.ids import CHUNK_NAMESPACE, settings_hash, stable_uuid
+
+__all__ = ["ParentChildChunker", "restrict_to_parent"]
+
+
+class ParentChildChunker(BaseModel):
+    """Make parents with one chunker and split each parent into children with another.
+
+    Attributes:
+        parent: The chunker for level-1 chunks.
+        child: The chunker that splits each parent into level-0 chunks.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    strategy: ClassVar[str] = "parent-child"
+
+    parent: BaseChunker
+    child: BaseChunker
+
+    def settings(self) -> dict[str, Any]:
+        """Return the strategy name and both chunkers' settings."""
+        return {"strategy": self.strategy, "parent": self.parent.settings(), "child": self.child.settings()}
+
+    def fingerprint(self) -> str:
+        """Return 16 hex characters of a hash of :meth:`settings`."""
+        return settings_hash(self.settings())
+
+    def count_tokens(self, text: str) -> int:
+        """Count tokens with the child chunker's tokenizer (children are the unit of search)."""
+        return self.child.count_tokens(text)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """Copy, validating any changed setting (see ``BaseChunker.model_copy``)."""
+        if not update:
+            return super().model_copy(deep=deep)
+        return type(self).model_validate({"parent": self.parent, "child": self.child, **update})
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Return the level-1 parents, then the level-0 children (indexes 0..n-1 per level)."""
+        parents = self.chunk_parents(document)
+        return [*parents, *self.chunk_children(document, parents)]
+
+    def chunk_parents(self, document: Document) -> list[Chunk]:
+        """Return the parent chunks of ``document`` at level 1, with level-1 ids."""
+        parents = []
+        for chunk in self.parent.chunk(document):
+            parents.append(
+                chunk.model_copy(
+                    update={
+                        "level": 1,
+                        "id": Chunk.id_for(
+                            document_id=document.id,
+                            version_id=document.version_id,
+                            provenance=chunk.provenance,
+                            index=chunk.index,
+                            chunker_hash=chunk.chunker_hash,
+                            level=1,
+                        ),
+                    }
+                )
+            )
+        return parents
+
+    def chunk_children(self, document: Document, parents: Sequence[Chunk]) -> list[Chunk]:
+        """Split each parent into level-0 children with ``parent_id`` set.
+
+        ``parents`` may be chunks re-loaded from a store; only their id, text and provenance are
+        read. Children of a text parent are chunked from the document restricted to the parent's
+        span; children of a page parent from the parent's text, on the parent's pages.
+
+        Raises:
+            ChunkingError: A child falls outside its parent, or the child chunker broke its
+                contract.
+        """
+        fingerprint = self.child.fingerprint()
+        children: list[Chunk] = []
+        seen: set[Any] = set()
+        for parent in sorted(parents, key=lambda p: p.index):
+            if parent.id is None:
+                raise ChunkingError(f"{document.source_uri}: parent chunk {parent.index} has no id")
+            part = restrict_to_parent(document, parent)
+            for raw in self.child._chunk(part):
+                provenance = raw.provenance
+                if isinstance(parent.provenance, PageProvenance):
+                    provenance = parent.provenance
+                index = len(children)
+                chunk_id = Chunk.id_for(
+                    document_id=document.id,
+                    version_id=document.version_id,
+                    provenance=provenance,
+                    index=index,
+                    chunker_hash=fingerprint,
+                )
+                if chunk_id in seen:
+                    # Overlapping parents (turn overlap) can hold children over the same span.
+                    chunk_id = stable_uuid(CHUNK_NAMESPACE, chunk_id, "parent", parent.id)
+                seen.add(chunk_id)
+                children.append(
+                    raw.model_copy(
+                        update={
+                            "id": chunk_id,
+                            "index": index,
+                            "level": 0,
+                            "parent_id": parent.id,
+                            "provenance": provenance,
+                            "chunker": raw.chunker or self.child.strategy,
+                            "chunker_hash": fingerprint,
+                            "heading_path": raw.heading_path or list(parent.heading_path),
+                        }
+                    )
+                )
+                _check_inside(document, parent, children[-1])
+        self.child.validate_chunks(document, children)
+        return children
+
+
+def _check_inside(document: Document, parent: Chunk, child: Chunk) -> None:
+    outer, inner = parent.provenance, child.provenance
+    inside = (
+        isinstance(outer, TextProvenance)
+        and isinstance(inner, TextProvenance)
+        and outer.start <= inner.start
+        and inner.end <= outer.end
+    ) or (
+        isinstance(outer, PageProvenance)
+        and isinstance(inner, PageProvenance)
+        and set(inner.pages) <= set(outer.pages)
+    )
+    if not inside:
+        raise ChunkingError(
+            f"{document.source_uri}: child chunk {child.index} lies outside its parent {parent.index}"
+        )
+
+
+def restrict_to_parent(document: Document, parent: Chunk) -> Document:
+    """Return ``document`` cut down to what a parent chunk covers, for its child chunker.
+
+    For a text parent the text stays whole (so offsets stay absolute) and sections, units, table
+    rows and turns are clipped to the parent's span. For a page parent the document becomes the
+    parent's text as one unit on the parent's first page.
+    """
+    provenance = parent.provenance
+    if isinstance(provenance, PageProvenance):
+        unit = Unit(text=parent.text, page=provenance.pages[0])
+        return document.model_copy(
+            update={
+                "text": parent.text,
+                "sections": (Section(heading_path=tuple(parent.heading_path), units=(unit,)),),
+                "turns": None,
+            }
+        )
+    start, end = provenance.start, provenance.end
+    sections = []
+    for section in document.sections:
+        units = tuple(
+            clipped
+            for unit in section.units
+            if unit.start is not None and unit.end is not None and unit.start < end and unit.end > start
+            if (clipped := _clip_unit(unit, start, end)) is not None
+        )
+        if units:
+            sections.append(Section(heading_path=section.heading_path, units=units))
+    if not sections:
+        sections = [
+            Section(
+                heading_path=tuple(parent.heading_path),
+                units=(Unit(text=document.text[start:end], start=start, end=end),),
+            )
+        ]
+    turns = None
+    if document.turns is not None:
+        turns = tuple(
+            Turn(speaker=t.speaker, start=max(t.start, start), end=min(t.end, end))
+            for t in document.turns
+            if t.start < end and t.end > start
+        )
+    return document.model_copy(update={"sections": tuple(sections), "turns": turns})
+
+
+def _clip_unit(unit: Unit, start: int, end: int) -> Unit | None:
+    """Clip a text unit to ``[start, end)``, trimmed; keep the table rows wholly inside."""
+    assert unit.start is not None and unit.end is not None
+    if unit.start >= start and unit.end <= end:
+        return unit
+    clip_start, clip_end = max(unit.start, start), min(unit.end, end)
+    text = unit.text[clip_start - unit.start : clip_end - unit.start]
+    lead = len(text) - len(text.lstrip())
+    text = text.strip()
+    if not text:
+        return None
+    new_start = clip_start + lead
+    shift = new_start - unit.start
+    rows = tuple(
+        Span(start=r.start - shift, end=r.end - shift)
+        for r in unit.rows
+        if r.start >= shift and r.end - shift <= len(text)
+    )
+    kept_header = sum(
+        1 for r in unit.rows[: unit.header_rows] if r.start >= shift and r.end - shift <= len(text)
+    )
+    return unit.model_copy(
+        update={
+            "text": text,
+            "start": new_start,
+            "end": new_start + len(text),
+            "rows": rows,
+            "header_rows": kept_header,
+        }
+    )

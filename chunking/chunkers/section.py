@@ -1,0 +1,388 @@
+"""The section chunker: pack a document's units, section by section, under a token budget.
+
+Reading order is kept. Units of a section are packed into a chunk until the next unit would pass
+``size`` tokens; a unit over ``size`` on its own is split at paragraph, sentence, clause or word
+boundaries by the recursive splitter. A section that ends with an open chunk under ``min_size``
+tokens carries that chunk on into the next section. Tables never mix with text: a table is one
+chunk, or row groups that each repeat the header rows.
+
+Pieces in a chunk are joined by the document's own whitespace between them, which the parsers
+make a blank line, so a packed chunk is the exact slice of ``Document.text`` at its offsets; where
+the text between two pieces is not whitespace (a parser dropped something there), they are joined
+by a blank line instead and ``metadata["exact_slice"]`` is False, as it is for row groups that
+repeat a header. Size always counts the joined text.
+
+Each unit is counted once (in one batch per document); a growing chunk is never re-counted from
+the start. Only a chunk of several pieces is counted again, once, to give its exact size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from chunking.chunk import Chunk, ContentKind, PageProvenance, TextProvenance
+from chunking.chunkers.base import BaseChunker
+from chunking.chunkers.recursive import RecursiveChunker
+from chunking.document import Document, Unit
+from chunking.errors import ChunkingError
+from chunking.versions import (
+    SECTION_PACKER_VERSION,
+    SPLITTER_VERSION,
+    TABLE_RENDERING_VERSION,
+    package_version,
+)
+
+__all__ = ["SectionChunker"]
+
+_BLANK_LINE = "\n\n"
+_KIND_OF_UNIT: dict[str, ContentKind] = {"code": "code", "heading": "heading", "table": "table_row"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """A packable piece: a whole unit or a part of one, with its place and size."""
+
+    text: str
+    start: int | None  # offset in Document.text; None for page pieces
+    end: int | None
+    page: int | None
+    kind: ContentKind
+    path: tuple[str, ...]
+    tokens: int
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A chunk being built: its pieces, estimated size and the prefix of a repeated header."""
+
+    pieces: list[_Piece]
+    tokens: int
+    header: str = ""
+
+
+class SectionChunker(BaseChunker):
+    """Pack the sections of a document into chunks of at most ``size`` tokens.
+
+    Attributes:
+        size: The most tokens in a chunk.
+        min_size: A chunk with fewer tokens than this at the end of a section goes on into the
+            next section. None, the default, means a quarter of ``size``.
+        tokenizer: The tokenizer that counts tokens.
+    """
+
+    strategy: ClassVar[str] = "section"
+    code_versions: ClassVar[dict[str, str]] = {
+        "packer": SECTION_PACKER_VERSION,
+        "splitter": SPLITTER_VERSION,
+        "table_rendering": TABLE_RENDERING_VERSION,
+        "chonkie": package_version("chonkie"),
+    }
+
+    size: int = Field(default=1024, ge=4)
+    min_size: int | None = Field(default=None, ge=0)
+
+    _splitter: RecursiveChunker = PrivateAttr()
+    _separator_tokens: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _min_size_fits(self) -> SectionChunker:
+        if self.min_size is not None and self.min_size > self.size:
+            raise ValueError(f"min_size ({self.min_size}) must not exceed size ({self.size})")
+        return self
+
+    def model_post_init(self, context: Any) -> None:
+        """Load the tokenizer and build the splitter for oversized units once."""
+        super().model_post_init(context)
+        self._splitter = RecursiveChunker(chunk_size=self.size, tokenizer=self.tokenizer)
+
+    @property
+    def effective_min_size(self) -> int:
+        """The carry-over threshold: ``min_size``, or a quarter of ``size``."""
+        return self.min_size if self.min_size is not None else self.size // 4
+
+    def split(self, text: str) -> list:
+        """Split a text into pieces of at most ``size`` tokens, each an exact slice of it."""
+        return self._splitter.split(text)
+
+    def _within_budget(self, chunk: Chunk) -> bool:
+        return chunk.metadata.get("token_count", 0) <= self.size
+
+    # ----------------------------------------------------------------------------- packing
+
+    def _chunk(self, document: Document) -> list[Chunk]:
+        paged = _check_positions(document)
+        units = [(section.heading_path, unit) for section in document.sections for unit in section.units]
+        counts = self.count_many([unit.text for _, unit in units])
+        drafts: list[_Draft] = []
+        open_draft: _Draft | None = None
+        position = 0
+        for section in document.sections:
+            for unit in section.units:
+                path, tokens = section.heading_path, counts[position]
+                position += 1
+                if unit.content_kind == "table":
+                    if open_draft:
+                        drafts.append(open_draft)
+                        open_draft = None
+                    drafts.extend(self._table_drafts(unit, path, tokens))
+                    continue
+                pieces = self._unit_pieces(unit, path, tokens)
+                for piece in pieces[:-1]:  # parts of an oversized unit: each fills a chunk
+                    if open_draft:
+                        drafts.append(open_draft)
+                        open_draft = None
+                    drafts.append(_Draft([piece], piece.tokens))
+                open_draft = self._add(document, open_draft, pieces[-1], drafts) if pieces else open_draft
+            if open_draft and open_draft.tokens >= self.effective_min_size:
+                drafts.append(open_draft)
+                open_draft = None
+        if open_draft:
+            drafts.append(open_draft)
+        return self._finish(document, drafts, paged)
+
+    def _add(self, document: Document, draft: _Draft | None, piece: _Piece, drafts: list[_Draft]) -> _Draft:
+        """Add ``piece`` to the open draft if it fits, else close the draft and open a new one."""
+        if draft is not None:
+            joined = draft.tokens + self._separator_cost(document, draft.pieces[-1], piece) + piece.tokens
+            if joined <= self.size:
+                draft.pieces.append(piece)
+                draft.tokens = joined
+                return draft
+            drafts.append(draft)
+        return _Draft([piece], piece.tokens)
+
+    def _separator_cost(self, document: Document, left: _Piece, right: _Piece) -> int:
+        separator = _separator(document, left, right)
+        cost = self._separator_tokens.get(separator)
+        if cost is None:
+            cost = self._separator_tokens[separator] = self.count_tokens(separator) if separator else 0
+        return cost
+
+    def _unit_pieces(self, unit: Unit, path: tuple[str, ...], tokens: int) -> list[_Piece]:
+        kind = _KIND_OF_UNIT.get(unit.content_kind, "text")
+        if tokens <= self.size:
+            return [_Piece(unit.text, unit.start, unit.end, unit.page, kind, path, tokens)]
+        return self._split_pieces(unit.text, unit.start, unit.page, kind, path)
+
+    def _split_pieces(
+        self, text: str, base: int | None, page: int | None, kind: ContentKind, path: tuple[str, ...]
+    ) -> list[_Piece]:
+        """Split an oversized text into trimmed pieces; offsets are shifted by ``base``."""
+        pieces = []
+        for part in self._splitter.split(text):
+            stripped = part.text.strip()
+            if not stripped:
+                continue
+            lead = len(part.text) - len(part.text.lstrip())
+            start = None if base is None else base + part.start + lead
+            tokens = part.token_count if stripped == part.text else self.count_tokens(stripped)
+            end = None if start is None else start + len(stripped)
+            pieces.append(_Piece(stripped, start, end, page, kind, path, tokens))
+        return pieces
+
+    # ----------------------------------------------------------------------------- tables
+
+    def _table_drafts(self, unit: Unit, path: tuple[str, ...], tokens: int) -> list[_Draft]:
+        """Return one draft for a fitting table, else row groups that repeat the header rows."""
+        whole = _Piece(unit.text, unit.start, unit.end, unit.page, "table_row", path, tokens)
+        if tokens <= self.size:
+            return [_Draft([whole], tokens)]
+        rows = unit.rows
+        header_count = min(unit.header_rows, len(rows))
+        header = unit.text[rows[0].start : rows[header_count - 1].end] if header_count else ""
+        body = rows[header_count:]
+        row_texts = [unit.text[r.start : r.end] for r in body]
+        counts = self.count_many([header, *row_texts]) if body else [0]
+        header_tokens, row_tokens = counts[0], counts[1:]
+        newline = self.count_tokens("\n")
+        if not body or header_tokens + newline > self.size // 2:
+            # No rows to group, or a header too big to repeat: split the table like text.
+            return [
+                _Draft([p], p.tokens)
+                for p in self._split_pieces(unit.text, unit.start, unit.page, "table_row", path)
+            ]
+        drafts: list[_Draft] = []
+        group: list[_Piece] = []
+        group_tokens = 0
+        first_group = True
+
+        def close() -> None:
+            nonlocal group, group_tokens, first_group
+            if group:
+                draft = _Draft(group, group_tokens, header="" if first_group or not header else header)
+                if first_group and header:
+                    # The first group starts at the header itself: an exact slice of the table.
+                    draft.pieces.insert(
+                        0,
+                        self._row_piece(unit, rows[0].start, rows[header_count - 1].end, path, header_tokens),
+                    )
+                drafts.append(draft)
+                first_group = False
+            group, group_tokens = [], 0
+
+        base = (header_tokens + newline) if header else 0
+        for row, text, row_count in zip(body, row_texts, row_tokens, strict=True):
+            if not text.strip():
+                continue
+            if base + row_count > self.size:
+                close()
+                first_group = False  # the header does not sit next to the rows that follow
+                offset = None if unit.start is None else unit.start + row.start
+                drafts.extend(
+                    _Draft([p], p.tokens)
+                    for p in self._split_pieces(text, offset, unit.page, "table_row", path)
+                )
+                continue
+            cost = row_count + (newline if group else 0)
+            if group and base + group_tokens + cost > self.size:
+                close()
+                cost = row_count
+            group.append(self._row_piece(unit, row.start, row.end, path, row_count))
+            group_tokens += cost
+        close()
+        for draft in drafts:
+            draft.tokens += base if len(draft.pieces) > 1 or draft.header else 0
+        return drafts
+
+    @staticmethod
+    def _row_piece(unit: Unit, start: int, end: int, path: tuple[str, ...], tokens: int) -> _Piece:
+        offset = unit.start
+        return _Piece(
+            unit.text[start:end],
+            None if offset is None else offset + start,
+            None if offset is None else offset + end,
+            unit.page,
+            "table_row",
+            path,
+            tokens,
+        )
+
+    # ----------------------------------------------------------------------------- output
+
+    def _finish(self, document: Document, drafts: list[_Draft], paged: bool) -> list[Chunk]:
+        """Render drafts, count multi-piece chunks exactly, and repack any that overflow."""
+        rendered = [self._render(document, d, paged) for d in drafts]
+        needs_count = [i for i, d in enumerate(drafts) if len(d.pieces) > 1 or d.header]
+        exact = self.count_many([rendered[i][0] for i in needs_count])
+        chunks: list[Chunk] = []
+        recount = dict(zip(needs_count, exact, strict=True))
+        for i, draft in enumerate(drafts):
+            tokens = recount.get(i, draft.tokens)
+            if tokens > self.size:
+                # Tokenization across a join cost more than its parts (rare with BPE): repack
+                # these pieces one at a time with exact counts.
+                chunks.extend(self._repack(document, draft, paged))
+                continue
+            chunks.append(self._make_chunk(document, draft, paged, rendered[i], tokens))
+        return chunks
+
+    def _repack(self, document: Document, draft: _Draft, paged: bool) -> list[Chunk]:
+        chunks: list[Chunk] = []
+        current = _Draft([], 0, draft.header)
+        for piece in draft.pieces:
+            trial = _Draft([*current.pieces, piece], 0, current.header)
+            text = self._render(document, trial, paged)
+            tokens = self.count_tokens(text[0])
+            if tokens <= self.size or not current.pieces:
+                current = trial
+                current.tokens = tokens
+                continue
+            chunks.append(
+                self._make_chunk(
+                    document, current, paged, self._render(document, current, paged), current.tokens
+                )
+            )
+            current = _Draft([piece], piece.tokens, draft.header)
+            current.tokens = self.count_tokens(self._render(document, current, paged)[0])
+        if current.pieces:
+            chunks.append(
+                self._make_chunk(
+                    document, current, paged, self._render(document, current, paged), current.tokens
+                )
+            )
+        return chunks
+
+    def _render(self, document: Document, draft: _Draft, paged: bool) -> tuple[str, bool]:
+        """Return the chunk text and whether it is the exact slice at its offsets."""
+        pieces = draft.pieces
+        parts = [draft.header + "\n"] if draft.header else []
+        exact = not draft.header and not paged
+        for index, piece in enumerate(pieces):
+            if index:
+                separator = _separator(document, pieces[index - 1], piece)
+                if paged or (separator == _BLANK_LINE and not _is_gap(document, pieces[index - 1], piece)):
+                    exact = False
+                parts.append(separator)
+            parts.append(piece.text)
+        return "".join(parts), exact
+
+    def _make_chunk(
+        self, document: Document, draft: _Draft, paged: bool, rendered: tuple[str, bool], tokens: int
+    ) -> Chunk:
+        text, exact = rendered
+        pieces = draft.pieces
+        if paged:
+            provenance: TextProvenance | PageProvenance = PageProvenance(
+                pages=tuple(sorted({p.page or 1 for p in pieces}))
+            )
+        else:
+            provenance = TextProvenance(start=pieces[0].start, end=pieces[-1].end)
+        kinds = {p.kind for p in pieces}
+        metadata: dict[str, Any] = {"token_count": tokens, "exact_slice": exact}
+        if draft.header:
+            metadata["repeated_header"] = draft.header
+        return Chunk(
+            document_id=document.id,
+            text=text,
+            provenance=provenance,
+            heading_path=list(_common_prefix([p.path for p in pieces])),
+            content_kind=kinds.pop() if len(kinds) == 1 else "text",
+            metadata=metadata,
+        )
+
+
+def _check_positions(document: Document) -> bool:
+    """Return True for a paged document; raise when text and page units are mixed."""
+    with_offsets = without = False
+    for section in document.sections:
+        for unit in section.units:
+            if unit.has_offsets:
+                with_offsets = True
+            else:
+                without = True
+    if with_offsets and without:
+        raise ChunkingError(
+            f"{document.source_uri}: the document mixes units with text offsets and units with "
+            "pages only; a parser must give one kind of position for all units"
+        )
+    return without
+
+
+def _is_gap(document: Document, left: _Piece, right: _Piece) -> bool:
+    """True when the document text between two text pieces is whitespace (or nothing)."""
+    if left.end is None or right.start is None or right.start < left.end:
+        return False
+    gap = document.text[left.end : right.start]
+    return not gap or gap.isspace()
+
+
+def _separator(document: Document, left: _Piece, right: _Piece) -> str:
+    """The text that joins two pieces: the document's own whitespace, else a blank line."""
+    if _is_gap(document, left, right):
+        return document.text[left.end : right.start]
+    return _BLANK_LINE
+
+
+def _common_prefix(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
+    first = paths[0]
+    length = len(first)
+    for path in paths[1:]:
+        length = min(length, len(path))
+        for i in range(length):
+            if path[i] != first[i]:
+                length = i
+                break
+    return first[:length]

@@ -1,0 +1,37 @@
+"""Versions of everything that shapes a chunk, folded into every chunker fingerprint.
+
+Bump a constant here when a change in this library would change the chunks it makes for the
+same input and settings: the fingerprints move, and the pipeline re-chunks what they cover.
+Library versions of the backends (chonkie, tiktoken, bpe-openai) are read at run time.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import metadata
+
+__all__ = [
+    "SECTION_PACKER_VERSION",
+    "SPLITTER_VERSION",
+    "TABLE_RENDERING_VERSION",
+    "TURN_WINDOW_VERSION",
+    "package_version",
+]
+
+# The recursive splitter (chonkie's RecursiveChunker plus our exact-slice repair).
+SPLITTER_VERSION = "1"
+# How the section chunker packs units, joins pieces and carries small chunks over.
+SECTION_PACKER_VERSION = "1"
+# How tables become chunks: row groups, repeated header rows.
+TABLE_RENDERING_VERSION = "1"
+# How the turn-window chunker packs turns.
+TURN_WINDOW_VERSION = "1"
+
+
+@cache
+def package_version(name: str) -> str:
+    """Return the installed version of a distribution, or ``"absent"``."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
