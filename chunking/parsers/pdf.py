@@ -3,7 +3,8 @@
 Units are paragraphs of a page with ``page`` set (1-based) and no character offsets, so chunks
 get page provenance. ``Document.text`` is the pages' text joined by form feeds, for reference
 only. PDFium returns lines, not paragraphs: a paragraph ends at a blank line, or after a line
-that is clearly short for the page (under 75% of its usual width) and ends a sentence. Tables
+that is clearly short for the page (under 75% of its usual width) and ends a sentence or is
+followed by a line starting with a capital. Tables
 come out as their lines of text. PDFium is not thread-safe, so all calls hold one lock.
 """
 
@@ -43,14 +44,18 @@ def _paragraphs(lines: list[str]) -> list[str]:
     usual = max(lengths[int(len(lengths) * 0.9) - (1 if len(lengths) > 1 else 0)], 40)
     paragraphs: list[str] = []
     current: list[str] = []
-    for line in lines:
+    for index, line in enumerate(lines):
         if not line.strip():
             if current:
                 paragraphs.append("\n".join(current))
                 current = []
             continue
         current.append(line)
-        if len(line.strip()) < usual * _SHORT and _SENTENCE_END.search(line):
+        following = lines[index + 1].lstrip() if index + 1 < len(lines) else ""
+        short = len(line.strip()) < usual * _SHORT
+        # A short line ends a paragraph when it ends a sentence, or when the next line opens
+        # one with a capital (a heading above its first paragraph).
+        if short and (_SENTENCE_END.search(line) or following[:1].isupper()):
             paragraphs.append("\n".join(current))
             current = []
     if current:
