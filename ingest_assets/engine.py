@@ -1,0 +1,539 @@
+"""The incremental engine the assets call: scan, parse, chunk parents, chunk children, graph.
+
+No Dagster here, so benchmarks and tests can time it alone. Every step works on a set of
+shards (and a plan) and returns a stats dict. Reuse is decided from keys alone, before any
+document is loaded:
+
+* a parent set is keyed by (document id, version id, level 1, parent fingerprint);
+* a child set by (document id, version id, level 0, child fingerprint, parent fingerprint);
+* a graph set by (parent set key, child set key).
+
+A key that is stored means reuse; a plan that already points at it means nothing to do, not
+even a write. So a run with nothing changed makes no parser or chunker call and writes no row.
+Chunking happens between short reads and one short write transaction per batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import itertools
+import json
+import os
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from chunking import Chunk, Document, ParseError
+from chunking.ids import settings_hash
+from chunking.parsers import parse_file
+from ingest_assets.plans import Plan, Route
+from ingest_assets.store import (
+    ChunkSetWrite,
+    DocumentWrite,
+    FailureWrite,
+    GraphSetWrite,
+    IngestStore,
+    MemberWrite,
+    SourceRow,
+)
+
+__all__ = ["SHARDS", "IngestEngine", "child_set_key", "graph_set_key", "parent_set_key", "shard_of"]
+
+SHARD_COUNT = 8
+SHARDS: tuple[str, ...] = tuple(f"{i:02d}" for i in range(SHARD_COUNT))
+# Documents per read-chunk-write round: bounds memory and how long the file lock is held.
+BATCH_DOCUMENTS = 32
+PREVIEW_ROWS = 5
+
+
+def shard_of(document_id: UUID) -> str:
+    """Return the shard (``"00"``..``"07"``) of a document: a stable hash of its id."""
+    return f"{int(hashlib.sha256(str(document_id).encode()).hexdigest()[:8], 16) % SHARD_COUNT:02d}"
+
+
+def parent_set_key(document_id: UUID, version_id: UUID, parent_fingerprint: str) -> str:
+    """Key of the parent chunk set of one document version under one parent chunker."""
+    return settings_hash([str(document_id), str(version_id), 1, parent_fingerprint, ""])
+
+
+def child_set_key(
+    document_id: UUID, version_id: UUID, child_fingerprint: str, parent_fingerprint: str
+) -> str:
+    """Key of the child chunk set cut by one child chunker from one parent set."""
+    return settings_hash([str(document_id), str(version_id), 0, child_fingerprint, parent_fingerprint])
+
+
+def graph_set_key(parent_key: str, child_key: str) -> str:
+    """Key of the graph records built from one parent set and one child set."""
+    return settings_hash(["graph", parent_key, child_key])
+
+
+@cache
+def parser_versions() -> str:
+    """Hash of every parser's version: part of the key that decides whether to parse again."""
+    from chunking.parsers import PARSERS
+
+    versions = {}
+    for kind in sorted(PARSERS):
+        module = importlib.import_module(f"chunking.parsers.{kind}")
+        versions[kind] = getattr(module, "PARSER_VERSION", "?")
+    return settings_hash(versions)
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _chunk_row(set_key: str, version_id: UUID, chunk: Chunk) -> dict[str, Any]:
+    data = chunk.model_dump(mode="json", exclude={"embedding"})
+    return {
+        "set_key": set_key,
+        "id": data["id"],
+        "document_id": data["document_id"],
+        "version_id": str(version_id),
+        "level": chunk.level,
+        "index": chunk.index,
+        "text": chunk.text,
+        "chunker": chunk.chunker,
+        "chunker_hash": chunk.chunker_hash,
+        "parent_id": data["parent_id"],
+        "provenance": json.dumps(data["provenance"], sort_keys=True),
+        "heading_path": list(chunk.heading_path),
+        "content_kind": chunk.content_kind,
+        "token_count": chunk.metadata.get("token_count"),
+        "metadata": json.dumps(data["metadata"], sort_keys=True),
+        "created_at": chunk.created_at.replace(tzinfo=None),
+    }
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One current document in a chunking step."""
+
+    document_id: UUID
+    version_id: UUID
+    kind: str
+    uri: str
+    content_hash: str
+    route: Route
+
+
+class IngestEngine:
+    """Runs each pipeline step over shards, reusing every set whose key is already stored.
+
+    Args:
+        store: The DuckDB store.
+        inbox: The folder scanned for sources (recursively; hidden files are skipped).
+        plans: The live plans.
+    """
+
+    def __init__(self, store: IngestStore, inbox: str | Path, plans: Sequence[Plan]) -> None:
+        self.store = store
+        self.inbox = Path(inbox)
+        self.plans = {plan.key: plan for plan in plans}
+        self.chunker_calls = 0
+
+    # ------------------------------------------------------------------ plans
+
+    def register_plans(self) -> list[str]:
+        """Make the engine's plans the live ones in the store; returns newly live keys."""
+        return self.store.sync_plans(
+            (p.key, p.name, p.fingerprint, p.settings()) for p in self.plans.values()
+        )
+
+    # ------------------------------------------------------------------ sources
+
+    def scan(self, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
+        """Record new, changed and deleted files of the inbox in ``shards``.
+
+        Files are hashed every time (size and mtime can lie); a row is written only when the
+        hash, size or deleted flag moved.
+
+        Raises:
+            FileNotFoundError: The inbox folder does not exist.
+        """
+        shards = set(shards)
+        if not self.inbox.is_dir():
+            raise FileNotFoundError(f"inbox {self.inbox} is not a folder; pass --inbox or set INGEST_INBOX")
+        known = self.store.sources(shards)
+        seen: set[str] = set()
+        writes: list[SourceRow] = []
+        stats = {"files": 0, "new": 0, "changed": 0, "unchanged": 0, "deleted": 0}
+        for path in sorted(self._files()):
+            uri = path.as_uri()
+            document_id = Document.node_id_for(uri)
+            shard = shard_of(document_id)
+            if shard not in shards:
+                continue
+            seen.add(uri)
+            stats["files"] += 1
+            stat = path.stat()
+            digest = _hash_file(path)
+            old = known.get(uri)
+            if (
+                old is not None
+                and not old.deleted
+                and old.content_hash == digest
+                and old.size == stat.st_size
+            ):
+                stats["unchanged"] += 1
+                continue
+            stats["new" if old is None or old.deleted else "changed"] += 1
+            same_bytes = old is not None and old.content_hash == digest
+            writes.append(
+                SourceRow(
+                    uri=uri,
+                    path=str(path),
+                    document_id=document_id,
+                    shard=shard,
+                    content_hash=digest,
+                    size=stat.st_size,
+                    mtime_ns=stat.st_mtime_ns,
+                    deleted=False,
+                    parse_key=old.parse_key if same_bytes else None,
+                    version_id=old.version_id if same_bytes else None,
+                )
+            )
+        for uri, old in known.items():
+            if uri not in seen and not old.deleted:
+                stats["deleted"] += 1
+                writes.append(SourceRow(**{**old.__dict__, "deleted": True}))
+        self.store.write_sources(writes)
+        return stats
+
+    def _files(self) -> Iterable[Path]:
+        for root, dirs, files in os.walk(self.inbox):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in files:
+                if not name.startswith("."):
+                    yield Path(root, name).resolve()
+
+    # ------------------------------------------------------------------ documents
+
+    def parse(self, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
+        """Parse every current source in ``shards`` whose bytes (or parsers) changed since last time.
+
+        A parse failure is recorded in ``ingest_failures`` and the same bytes are not tried
+        again; the other documents go on.
+        """
+        shards = set(shards)
+        salt = parser_versions()
+        stats = {"parsed": 0, "unchanged": 0, "failed": 0, "deleted": 0, "kinds": {}}
+        pending: list[tuple[SourceRow, str]] = []
+        for source in self.store.sources(shards).values():
+            if source.deleted:
+                stats["deleted"] += 1
+                continue
+            key = f"{source.content_hash}:{salt}"
+            if source.parse_key == key:
+                stats["unchanged"] += 1
+            else:
+                pending.append((source, key))
+        for start in range(0, len(pending), BATCH_DOCUMENTS):
+            documents: list[DocumentWrite] = []
+            failures: list[FailureWrite] = []
+            for source, key in pending[start : start + BATCH_DOCUMENTS]:
+                try:
+                    document = parse_file(source.path)
+                except ParseError as error:
+                    failures.append(
+                        FailureWrite(source.uri, source.content_hash, "parse", str(error), parse_key=key)
+                    )
+                    continue
+                except Exception as error:  # a parser bug must not stop the other documents
+                    message = f"{source.uri}: parser crashed ({error!r}); report it with the file"
+                    failures.append(
+                        FailureWrite(source.uri, source.content_hash, "parse", message, parse_key=key)
+                    )
+                    continue
+                stats["kinds"][document.kind] = stats["kinds"].get(document.kind, 0) + 1
+                documents.append(
+                    DocumentWrite(
+                        uri=source.uri,
+                        parse_key=key,
+                        document_id=document.id,
+                        version_id=document.version_id,
+                        kind=document.kind,
+                        title=document.title,
+                        text_length=len(document.text),
+                        body=document.model_dump_json(),
+                    )
+                )
+            self.store.write_parsed(documents, failures)
+            stats["parsed"] += len(documents)
+            stats["failed"] += len(failures)
+        return stats
+
+    # ------------------------------------------------------------------ chunking
+
+    def _items(self, plan: Plan, shards: Iterable[str]) -> tuple[list[_Item], int]:
+        items, unrouted = [], 0
+        for document_id, version_id, kind, _shard, uri, digest in self.store.current_documents(shards):
+            route = plan.route_for(kind)
+            if route is None:
+                unrouted += 1
+                continue
+            items.append(_Item(document_id, version_id, kind, uri, digest, route))
+        return items, unrouted
+
+    def _plan(self, plan_key: str) -> Plan:
+        try:
+            return self.plans[plan_key]
+        except KeyError:
+            raise KeyError(
+                f"plan {plan_key!r} is not in the plans file; live plans: {sorted(self.plans)}"
+            ) from None
+
+    def chunk_parents(self, plan_key: str, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
+        """Point ``plan_key`` at a parent set for each current document in ``shards``; chunk missing sets."""
+        plan = self._plan(plan_key)
+        items, unrouted = self._items(plan, shards)
+        keys = {
+            i.document_id: parent_set_key(i.document_id, i.version_id, i.route.parent_fingerprint)
+            for i in items
+        }
+
+        def make(batch: list[_Item], bodies: dict[str, Document]) -> tuple[list[ChunkSetWrite], list[Any]]:
+            sets, failures = [], []
+            for item in batch:
+                document = bodies[f"{item.document_id}/{item.version_id}"]
+                try:
+                    self.chunker_calls += 1
+                    chunks = item.route.leveler.chunk_parents(document)
+                except Exception as error:  # recorded per document; the others go on
+                    failures.append(self._failure(item, "parent", plan_key, error))
+                    continue
+                sets.append(
+                    self._set_write(
+                        keys[item.document_id], item, 1, item.route.parent_fingerprint, "", chunks
+                    )
+                )
+            return sets, failures
+
+        return self._run_step(plan_key, "parent", items, keys, lambda i: "", make, unrouted)
+
+    def chunk_children(self, plan_key: str, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
+        """Point ``plan_key`` at a child set for every document whose current parent set it holds."""
+        plan = self._plan(plan_key)
+        items, unrouted = self._items(plan, shards)
+        parents = self.store.members(plan_key, "parent")
+        ready, waiting = [], 0
+        for item in items:
+            expected = parent_set_key(item.document_id, item.version_id, item.route.parent_fingerprint)
+            if parents.get(item.document_id, ("",))[0] == expected:
+                ready.append(item)
+            else:
+                waiting += 1  # parents not (yet) chunked for this version, e.g. they failed
+        keys = {
+            i.document_id: child_set_key(
+                i.document_id, i.version_id, i.route.child_fingerprint, i.route.parent_fingerprint
+            )
+            for i in ready
+        }
+
+        def based_on(item: _Item) -> str:
+            return parents[item.document_id][0]
+
+        def make(batch: list[_Item], bodies: dict[str, Document]) -> tuple[list[ChunkSetWrite], list[Any]]:
+            rows = self.store.chunk_rows_many([based_on(i) for i in batch])
+            sets, failures = [], []
+            for item in batch:
+                document = bodies[f"{item.document_id}/{item.version_id}"]
+                parent_chunks = [Chunk.model_validate(row) for row in rows.get(based_on(item), [])]
+                try:
+                    self.chunker_calls += 1
+                    chunks = item.route.leveler.chunk_children(document, parent_chunks)
+                except Exception as error:
+                    failures.append(self._failure(item, "child", plan_key, error))
+                    continue
+                sets.append(
+                    self._set_write(
+                        keys[item.document_id],
+                        item,
+                        0,
+                        item.route.child_fingerprint,
+                        item.route.parent_fingerprint,
+                        chunks,
+                    )
+                )
+            return sets, failures
+
+        stats = self._run_step(plan_key, "child", ready, keys, based_on, make, unrouted)
+        stats["waiting_for_parents"] = waiting
+        return stats
+
+    def _failure(self, item: _Item, stage: str, plan_key: str, error: Exception) -> FailureWrite:
+        return FailureWrite(
+            item.uri, item.content_hash, stage, f"{item.uri}: {error}"[:2000], plan_key=plan_key
+        )
+
+    @staticmethod
+    def _set_write(
+        key: str, item: _Item, level: int, fp: str, parent_fp: str, chunks: list[Chunk]
+    ) -> ChunkSetWrite:
+        return ChunkSetWrite(
+            set_key=key,
+            document_id=item.document_id,
+            version_id=item.version_id,
+            level=level,
+            fingerprint=fp,
+            parent_fingerprint=parent_fp,
+            rows=[_chunk_row(key, item.version_id, c) for c in chunks],
+        )
+
+    def _run_step(self, plan_key, role, items, keys, based_on, make, unrouted) -> dict[str, Any]:
+        """Shared reuse logic of the parent and child steps (see the module docstring)."""
+        members = self.store.members(plan_key, role)
+        stored = self.store.existing_sets(keys.values())
+        failed = self.store.failed_keys(role, plan_key)
+        stats = {
+            "documents": len(items),
+            "unrouted": unrouted,
+            "created": 0,
+            "reused": 0,
+            "failed": 0,
+            "skipped_failed": 0,
+            "chunks_written": 0,
+        }
+        relink: list[MemberWrite] = []
+        todo: list[_Item] = []
+        for item in items:
+            key = keys[item.document_id]
+            member = MemberWrite(plan_key, item.document_id, role, key, item.version_id, based_on(item))
+            if key in stored:
+                stats["reused"] += 1
+                if members.get(item.document_id) != (key, member.based_on):
+                    relink.append(member)
+            elif (item.uri, item.content_hash) in failed:
+                stats["skipped_failed"] += 1  # the same content failed under this plan before
+            else:
+                todo.append(item)
+        self.store.write_chunk_sets([], relink)
+        for start in range(0, len(todo), BATCH_DOCUMENTS):
+            batch = todo[start : start + BATCH_DOCUMENTS]
+            bodies = {
+                key: Document.model_validate_json(body)
+                for key, body in self.store.document_bodies(
+                    [(i.document_id, i.version_id) for i in batch]
+                ).items()
+            }
+            sets, failures = make(batch, bodies)
+            made = {s.document_id for s in sets}
+            new_members = [
+                MemberWrite(plan_key, i.document_id, role, keys[i.document_id], i.version_id, based_on(i))
+                for i in batch
+                if i.document_id in made
+            ]
+            stats["chunks_written"] += self.store.write_chunk_sets(sets, new_members)
+            self.store.record_failures(failures)
+            stats["created"] += len(sets)
+            stats["failed"] += len(failures)
+        stats.update(self.token_stats([keys[i.document_id] for i in items]))
+        return stats
+
+    # ------------------------------------------------------------------ graph
+
+    def build_graph(self, plan_key: str, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
+        """Point ``plan_key`` at graph records (document, chunk nodes; HAS_CHUNK, PARENT_OF, NEXT edges)."""
+        plan = self._plan(plan_key)
+        items, unrouted = self._items(plan, shards)
+        parents = self.store.members(plan_key, "parent")
+        children = self.store.members(plan_key, "child")
+        graphs = self.store.members(plan_key, "graph")
+        ready: list[tuple[_Item, str, str, str]] = []
+        for item in items:
+            parent = parents.get(item.document_id, ("", ""))[0]
+            child, based = children.get(item.document_id, ("", ""))
+            expected = parent_set_key(item.document_id, item.version_id, item.route.parent_fingerprint)
+            if parent == expected and based == parent:
+                ready.append((item, parent, child, graph_set_key(parent, child)))
+        stored = self.store.existing_sets([g for *_, g in ready], table="graph_sets")
+        stats = {
+            "documents": len(items),
+            "unrouted": unrouted,
+            "created": 0,
+            "reused": 0,
+            "waiting_for_chunks": len(items) - len(ready),
+            "rows_written": 0,
+        }
+        relink, todo = [], []
+        for item, parent, child, key in ready:
+            member = MemberWrite(plan_key, item.document_id, "graph", key, item.version_id, child)
+            if key in stored:
+                stats["reused"] += 1
+                if graphs.get(item.document_id) != (key, child):
+                    relink.append(member)
+            else:
+                todo.append((item, parent, child, key, member))
+        self.store.write_graph_sets([], relink)
+        for start in range(0, len(todo), BATCH_DOCUMENTS):
+            batch = todo[start : start + BATCH_DOCUMENTS]
+            rows = self.store.chunk_rows_many([k for _, p, c, _, _ in batch for k in (p, c)])
+            sets = [
+                self._graph_write(item, parent, child, key, rows) for item, parent, child, key, _ in batch
+            ]
+            stats["rows_written"] += self.store.write_graph_sets(sets, [m for *_, m in batch])
+            stats["created"] += len(sets)
+        return stats
+
+    @staticmethod
+    def _graph_write(
+        item: _Item, parent: str, child: str, key: str, rows: dict[str, list[dict]]
+    ) -> GraphSetWrite:
+        parents = [Chunk.model_validate(r) for r in rows.get(parent, [])]
+        kids = [Chunk.model_validate(r) for r in rows.get(child, [])]
+        doc_id = str(item.document_id)
+        nodes = [
+            {
+                "id": doc_id,
+                "label": "Document",
+                "properties": json.dumps(
+                    {"source_uri": item.uri, "kind": item.kind, "version_id": str(item.version_id)}
+                ),
+            }
+        ]
+        for chunk in (*parents, *kids):
+            record = chunk.to_node_record()
+            nodes.append(
+                {"id": record.id, "label": record.label, "properties": json.dumps(record.properties)}
+            )
+        edges = [
+            {"source_id": doc_id, "target_id": str(p.id), "type": "HAS_CHUNK", "properties": "{}"}
+            for p in parents
+        ]
+        edges += [
+            {"source_id": str(c.parent_id), "target_id": str(c.id), "type": "PARENT_OF", "properties": "{}"}
+            for c in kids
+        ]
+        for level in (parents, kids):
+            edges += [
+                {"source_id": str(a.id), "target_id": str(b.id), "type": "NEXT", "properties": "{}"}
+                for a, b in itertools.pairwise(level)
+            ]
+        return GraphSetWrite(key, item.document_id, item.version_id, parent, child, nodes, edges)
+
+    # ------------------------------------------------------------------ reporting
+
+    def token_stats(self, set_keys: Sequence[str]) -> dict[str, Any]:
+        """Token-size stats and a short preview over the given (stored) sets."""
+        rows = self.store.chunk_sizes(set_keys)
+        counts = [r[0] for r in rows if r[0] is not None]
+        preview = [
+            {"document": r[1][-40:], "index": r[2], "tokens": r[0], "text": r[3]} for r in rows[:PREVIEW_ROWS]
+        ]
+        return {
+            "chunks": len(rows),
+            "tokens_min": min(counts, default=0),
+            "tokens_mean": round(statistics.fmean(counts), 1) if counts else 0.0,
+            "tokens_max": max(counts, default=0),
+            "preview": preview,
+        }

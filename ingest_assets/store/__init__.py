@@ -1,0 +1,25 @@
+"""The DuckDB store of the pipeline (no Dagster here); see :mod:`ingest_assets.store.store`."""
+
+from ingest_assets.store.store import (
+    SCHEMA_VERSION,
+    ChunkSetWrite,
+    DocumentWrite,
+    FailureWrite,
+    GraphSetWrite,
+    IngestStore,
+    MemberWrite,
+    SourceRow,
+    StoreError,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ChunkSetWrite",
+    "DocumentWrite",
+    "FailureWrite",
+    "GraphSetWrite",
+    "IngestStore",
+    "MemberWrite",
+    "SourceRow",
+    "StoreError",
+]

@@ -1,0 +1,189 @@
+-- Store schema, version 1. Tables are internal; the views at the bottom are the read-side
+-- contract users query directly. Nothing here is ever updated in place except sources,
+-- plans and plan_members, whose rows are small pointers; chunk rows are written once per
+-- chunk set and never rewritten.
+
+CREATE TABLE schema_version (
+    version    INTEGER NOT NULL,
+    applied_at TIMESTAMP NOT NULL
+);
+
+-- One row per file seen in the inbox. version_id points at the parsed document of the
+-- current content (NULL until parsed, or when parsing failed).
+CREATE TABLE sources (
+    uri          VARCHAR PRIMARY KEY,
+    path         VARCHAR NOT NULL,
+    document_id  UUID NOT NULL,
+    shard        VARCHAR NOT NULL,
+    content_hash VARCHAR NOT NULL,
+    size         BIGINT NOT NULL,
+    mtime_ns     BIGINT NOT NULL,
+    deleted      BOOLEAN NOT NULL,
+    parse_key    VARCHAR,          -- content hash + parser version the version_id came from
+    version_id   UUID,
+    updated_at   TIMESTAMP NOT NULL
+);
+
+-- Every parsed version of every document, kept so children can be redone without
+-- re-parsing and an old version comes back without a parse.
+CREATE TABLE documents (
+    document_id UUID NOT NULL,
+    version_id  UUID NOT NULL,
+    source_uri  VARCHAR NOT NULL,
+    kind        VARCHAR NOT NULL,
+    title       VARCHAR NOT NULL,
+    text_length BIGINT NOT NULL,
+    body        JSON NOT NULL,     -- Document.model_dump_json()
+    parsed_at   TIMESTAMP NOT NULL,
+    PRIMARY KEY (document_id, version_id)
+);
+
+CREATE TABLE plans (
+    plan_key      VARCHAR PRIMARY KEY,
+    name          VARCHAR NOT NULL,
+    fingerprint   VARCHAR NOT NULL,
+    settings      JSON NOT NULL,
+    live          BOOLEAN NOT NULL,
+    registered_at TIMESTAMP NOT NULL
+);
+
+-- A chunk set: all chunks of one document version at one level from one chunker.
+-- set_key hashes (document_id, version_id, level, fingerprint, parent_fingerprint).
+CREATE TABLE chunk_sets (
+    set_key            VARCHAR PRIMARY KEY,
+    document_id        UUID NOT NULL,
+    version_id         UUID NOT NULL,
+    level              TINYINT NOT NULL,
+    fingerprint        VARCHAR NOT NULL,
+    parent_fingerprint VARCHAR NOT NULL,  -- '' for parents
+    chunk_count        INTEGER NOT NULL,
+    token_total        BIGINT NOT NULL,
+    created_at         TIMESTAMP NOT NULL
+);
+
+CREATE TABLE chunks (
+    set_key      VARCHAR NOT NULL,
+    id           UUID NOT NULL,
+    document_id  UUID NOT NULL,
+    version_id   UUID NOT NULL,
+    level        TINYINT NOT NULL,
+    "index"      INTEGER NOT NULL,
+    text         VARCHAR NOT NULL,
+    chunker      VARCHAR,
+    chunker_hash VARCHAR,
+    parent_id    UUID,
+    provenance   JSON NOT NULL,
+    heading_path VARCHAR[] NOT NULL,
+    content_kind VARCHAR NOT NULL,
+    token_count  INTEGER,
+    metadata     JSON NOT NULL,
+    created_at   TIMESTAMP NOT NULL
+);
+
+-- Which sets a plan currently uses for a document. role is 'parent', 'child' or 'graph';
+-- based_on is the parent set a child set was cut from (the child set a graph set was built
+-- from), so a child set whose parents were replaced is never shown with the new parents.
+CREATE TABLE plan_members (
+    plan_key    VARCHAR NOT NULL,
+    document_id UUID NOT NULL,
+    role        VARCHAR NOT NULL,
+    set_key     VARCHAR NOT NULL,
+    version_id  UUID NOT NULL,
+    based_on    VARCHAR NOT NULL,
+    updated_at  TIMESTAMP NOT NULL,
+    PRIMARY KEY (plan_key, document_id, role)
+);
+
+-- Graph records for one (parent set, child set) pair; set_key hashes both.
+CREATE TABLE graph_sets (
+    set_key        VARCHAR PRIMARY KEY,
+    document_id    UUID NOT NULL,
+    version_id     UUID NOT NULL,
+    parent_set_key VARCHAR NOT NULL,
+    child_set_key  VARCHAR NOT NULL,
+    node_count     INTEGER NOT NULL,
+    edge_count     INTEGER NOT NULL,
+    created_at     TIMESTAMP NOT NULL
+);
+
+CREATE TABLE graph_node_rows (
+    set_key    VARCHAR NOT NULL,
+    id         VARCHAR NOT NULL,
+    label      VARCHAR NOT NULL,
+    properties JSON NOT NULL
+);
+
+CREATE TABLE graph_edge_rows (
+    set_key    VARCHAR NOT NULL,
+    source_id  VARCHAR NOT NULL,
+    target_id  VARCHAR NOT NULL,
+    type       VARCHAR NOT NULL,
+    properties JSON NOT NULL
+);
+
+CREATE TABLE failure_log (
+    source_uri   VARCHAR NOT NULL,
+    content_hash VARCHAR NOT NULL,
+    stage        VARCHAR NOT NULL,  -- 'parse', 'parent', 'child', 'graph'
+    plan_key     VARCHAR,
+    error        VARCHAR NOT NULL,
+    "at"         TIMESTAMP NOT NULL
+);
+
+-- ---------------------------------------------------------------- read side (contract)
+
+CREATE VIEW current_documents AS
+SELECT d.document_id, d.version_id, d.source_uri, d.kind, d.title, s.path, s.shard,
+       s.content_hash, s.size AS bytes, d.text_length, d.parsed_at
+FROM sources s
+JOIN documents d ON d.document_id = s.document_id AND d.version_id = s.version_id
+WHERE NOT s.deleted;
+
+-- Members of live plans that belong to the current version of a current document, with
+-- children shown only over the parents they were cut from, graphs only over those children.
+CREATE VIEW current_members AS
+WITH live AS (
+    SELECT m.*
+    FROM plan_members m
+    JOIN plans p ON p.plan_key = m.plan_key AND p.live
+    JOIN current_documents d ON d.document_id = m.document_id AND d.version_id = m.version_id
+),
+parents AS (SELECT * FROM live WHERE role = 'parent'),
+children AS (
+    SELECT c.* FROM live c
+    JOIN parents p ON p.plan_key = c.plan_key AND p.document_id = c.document_id AND c.based_on = p.set_key
+    WHERE c.role = 'child'
+),
+graphs AS (
+    SELECT g.* FROM live g
+    JOIN children c ON c.plan_key = g.plan_key AND c.document_id = g.document_id AND g.based_on = c.set_key
+    WHERE g.role = 'graph'
+)
+SELECT * FROM parents UNION ALL SELECT * FROM children UNION ALL SELECT * FROM graphs;
+
+CREATE VIEW current_chunks AS
+SELECT m.plan_key, c.id, c.document_id, c.version_id, c.level, c."index", c.text, c.chunker,
+       c.chunker_hash, c.parent_id, c.provenance, c.heading_path, c.content_kind,
+       c.token_count, c.metadata
+FROM current_members m
+JOIN chunks c ON c.set_key = m.set_key
+WHERE m.role IN ('parent', 'child');
+
+CREATE VIEW graph_nodes AS
+SELECT m.plan_key, n.id, n.label, n.properties
+FROM current_members m
+JOIN graph_node_rows n ON n.set_key = m.set_key
+WHERE m.role = 'graph';
+
+CREATE VIEW graph_edges AS
+SELECT m.plan_key, e.source_id, e.target_id, e.type, e.properties
+FROM current_members m
+JOIN graph_edge_rows e ON e.set_key = m.set_key
+WHERE m.role = 'graph';
+
+-- Failures of the current content of current sources: fixing or deleting the file clears them.
+CREATE VIEW ingest_failures AS
+SELECT f.source_uri, f.stage, f.plan_key, f.error, f."at"
+FROM failure_log f
+JOIN sources s ON s.uri = f.source_uri AND s.content_hash = f.content_hash
+WHERE NOT s.deleted;

@@ -1,0 +1,749 @@
+"""The DuckDB store: versioned documents, chunk sets, plan membership, graph records, failures.
+
+No Dagster here: the engine, the Dagster resource, the CLI and benchmarks all use this module.
+
+Contracts:
+    * A chunk set is written once, with all its chunks, in the transaction that first points a
+      plan at it; a reader sees all of a document's new rows or none of them.
+    * Batches go in as Arrow tables (one INSERT ... SELECT per table), never row by row; every
+      value is a bound parameter or an Arrow column.
+    * DuckDB allows one writing process per file: :meth:`IngestStore.connect` retries a locked
+      file with backoff, and callers keep connections short (chunk first, then write).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import duckdb
+import pyarrow as pa
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ChunkSetWrite",
+    "DocumentWrite",
+    "FailureWrite",
+    "GraphSetWrite",
+    "IngestStore",
+    "MemberWrite",
+    "SourceRow",
+    "StoreError",
+]
+
+SCHEMA_VERSION = 1
+# Upgrades from older schema versions: version -> SQL that brings it to version + 1.
+MIGRATIONS: dict[int, str] = {}
+
+_CHUNK_COLUMNS = (
+    "set_key",
+    "id",
+    "document_id",
+    "version_id",
+    "level",
+    "index",
+    "text",
+    "chunker",
+    "chunker_hash",
+    "parent_id",
+    "provenance",
+    "heading_path",
+    "content_kind",
+    "token_count",
+    "metadata",
+    "created_at",
+)
+
+
+class StoreError(RuntimeError):
+    """The store file cannot be used as it is; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """One inbox file as the store knows it."""
+
+    uri: str
+    path: str
+    document_id: UUID
+    shard: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    deleted: bool = False
+    parse_key: str | None = None
+    version_id: UUID | None = None
+
+
+@dataclass(frozen=True)
+class DocumentWrite:
+    """A parsed document version and the source content it came from."""
+
+    uri: str
+    parse_key: str
+    document_id: UUID
+    version_id: UUID
+    kind: str
+    title: str
+    text_length: int
+    body: str
+
+
+@dataclass(frozen=True)
+class FailureWrite:
+    """A failure to record against the current content of a source."""
+
+    source_uri: str
+    content_hash: str
+    stage: str
+    error: str
+    plan_key: str | None = None
+    parse_key: str | None = None  # set for parse failures: the bytes not to parse again
+
+
+@dataclass
+class ChunkSetWrite:
+    """A new chunk set with its chunks as plain rows (see ``_CHUNK_COLUMNS``)."""
+
+    set_key: str
+    document_id: UUID
+    version_id: UUID
+    level: int
+    fingerprint: str
+    parent_fingerprint: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MemberWrite:
+    """Point ``plan_key`` at ``set_key`` for one document and role."""
+
+    plan_key: str
+    document_id: UUID
+    role: str
+    set_key: str
+    version_id: UUID
+    based_on: str = ""
+
+
+@dataclass
+class GraphSetWrite:
+    """Graph node and edge records for one (parent set, child set) pair."""
+
+    set_key: str
+    document_id: UUID
+    version_id: UUID
+    parent_set_key: str
+    child_set_key: str
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _is_lock_error(error: Exception) -> bool:
+    text = str(error).lower()
+    return "lock" in text or "conflicting" in text or "being used by another process" in text
+
+
+class IngestStore:
+    """A DuckDB file holding every parsed version, chunk set and graph record.
+
+    Args:
+        path: The database file; created (with its folder) on first write.
+        lock_timeout: Seconds to keep retrying while another process holds the file.
+        connect: Optional factory for connections (the Dagster resource passes dagster-duckdb's);
+            it must return a context manager yielding a writable connection.
+    """
+
+    def __init__(self, path: str | Path, *, lock_timeout: float = 60.0, connect: Any = None) -> None:
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+        self._connect_factory = connect
+        self._schema_checked = False
+
+    # ------------------------------------------------------------------ connections, schema
+
+    @contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Yield a writable connection with the schema in place, retrying a locked file.
+
+        Raises:
+            StoreError: The file stayed locked past ``lock_timeout`` or has a schema this code
+                cannot use.
+        """
+        if self._connect_factory is not None:
+            with self._connect_factory() as con:
+                self._ensure_schema(con)
+                yield con
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.05
+        while True:
+            try:
+                con = duckdb.connect(str(self.path))
+                break
+            except (duckdb.IOException, duckdb.ConnectionException) as error:
+                if not _is_lock_error(error) or time.monotonic() > deadline:
+                    raise StoreError(
+                        f"{self.path}: cannot open the store ({error}); another process holds it "
+                        f"longer than {self.lock_timeout:.0f} s: wait for it, or raise lock_timeout"
+                    ) from error
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        try:
+            self._ensure_schema(con)
+            yield con
+        finally:
+            con.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Yield a connection inside one transaction: committed on success, rolled back on error."""
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    def _ensure_schema(self, con: duckdb.DuckDBPyConnection) -> None:
+        if self._schema_checked:
+            return
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "schema_version" not in tables:
+            if tables:
+                raise StoreError(
+                    f"{self.path}: holds tables but no schema_version table, so it was not written by "
+                    "ingest_assets; point --db / INGEST_DUCKDB at another file"
+                )
+            schema = resources.files("ingest_assets.store").joinpath("schema.sql").read_text()
+            con.execute("BEGIN TRANSACTION")
+            con.execute(schema)
+            con.execute("INSERT INTO schema_version VALUES (?, ?)", [SCHEMA_VERSION, _now()])
+            con.execute("COMMIT")
+        else:
+            version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+            if version is None or version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: schema version {version} is unknown to this code (it knows "
+                    f"{SCHEMA_VERSION}); upgrade the project or use another database file"
+                )
+            while version < SCHEMA_VERSION:
+                if version not in MIGRATIONS:
+                    raise StoreError(
+                        f"{self.path}: schema version {version} has no migration to "
+                        f"{SCHEMA_VERSION}; re-ingest into a new database file"
+                    )
+                con.execute("BEGIN TRANSACTION")
+                con.execute(MIGRATIONS[version])
+                version += 1
+                con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, _now()])
+                con.execute("COMMIT")
+        self._schema_checked = True
+
+    @staticmethod
+    def _insert(
+        con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]], schema: pa.Schema
+    ) -> None:
+        """Insert ``rows`` through one Arrow table; an empty batch is a no-op."""
+        if not rows:
+            return
+        arrow = pa.Table.from_pylist(list(rows), schema=schema)
+        columns = ", ".join(f'"{name}"' for name in schema.names)
+        con.register("_batch", arrow)
+        try:
+            con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _batch")
+        finally:
+            con.unregister("_batch")
+
+    # ------------------------------------------------------------------ plans
+
+    def sync_plans(self, plans: Iterable[tuple[str, str, str, dict[str, Any]]]) -> list[str]:
+        """Make exactly ``plans`` live: (plan_key, name, fingerprint, settings) each.
+
+        Plans not listed are retired: their rows leave the views but stay stored, so putting
+        the old settings back reuses them. Rows are written only when something changed.
+
+        Returns:
+            The plan keys that were newly registered or brought back.
+        """
+        wanted = {key: (name, fp, settings) for key, name, fp, settings in plans}
+        with self.connect() as con:
+            known = dict(con.execute("SELECT plan_key, live FROM plans").fetchall())
+            added = [k for k in wanted if known.get(k) is not True]
+            retire = [k for k, live in known.items() if live and k not in wanted]
+            if not added and not retire:
+                return []
+            con.execute("BEGIN TRANSACTION")
+            for key in retire:
+                con.execute("UPDATE plans SET live = FALSE WHERE plan_key = ?", [key])
+            for key in added:
+                name, fp, settings = wanted[key]
+                con.execute(
+                    "INSERT OR REPLACE INTO plans VALUES (?, ?, ?, ?, TRUE, ?)",
+                    [key, name, fp, json.dumps(settings, sort_keys=True), _now()],
+                )
+            con.execute("COMMIT")
+            return added
+
+    def live_plans(self) -> list[str]:
+        """Return the keys of live plans, sorted."""
+        with self.connect() as con:
+            return [r[0] for r in con.execute("SELECT plan_key FROM plans WHERE live ORDER BY 1").fetchall()]
+
+    # ------------------------------------------------------------------ sources, documents
+
+    def sources(self, shards: Iterable[str] | None = None) -> dict[str, SourceRow]:
+        """Return the known sources (deleted ones included), by URI, optionally for some shards."""
+        query = (
+            "SELECT uri, path, document_id, shard, content_hash, size, mtime_ns, deleted, "
+            "parse_key, version_id "
+            "FROM sources"
+        )
+        params: list[Any] = []
+        if shards is not None:
+            query += " WHERE list_contains(?, shard)"
+            params.append(sorted(shards))
+        with self.connect() as con:
+            return {row[0]: SourceRow(*row) for row in con.execute(query, params).fetchall()}
+
+    def write_sources(self, rows: Sequence[SourceRow]) -> None:
+        """Insert or replace source rows in one transaction (new, changed or deleted files)."""
+        if not rows:
+            return
+        now = _now()
+        batch = [
+            {
+                **r.__dict__,
+                "document_id": str(r.document_id),
+                "version_id": str(r.version_id) if r.version_id else None,
+                "updated_at": now,
+            }
+            for r in rows
+        ]
+        with self.transaction() as con:
+            con.execute("DELETE FROM sources WHERE list_contains(?, uri)", [[r.uri for r in rows]])
+            self._insert(con, "sources", batch, _SOURCES)
+
+    def write_parsed(self, documents: Sequence[DocumentWrite], failures: Sequence[FailureWrite]) -> None:
+        """Store parsed documents and parse failures, and point their sources at them, atomically.
+
+        A failed source keeps ``version_id`` NULL (it leaves ``current_documents``) and records
+        its parse key, so the same bytes are not parsed again.
+        """
+        if not documents and not failures:
+            return
+        now = _now()
+        with self.transaction() as con:
+            known = {
+                r[0]
+                for r in con.execute(
+                    "SELECT document_id::VARCHAR || '/' || version_id::VARCHAR FROM documents "
+                    "WHERE list_contains(?, document_id::VARCHAR || '/' || version_id::VARCHAR)",
+                    [[f"{d.document_id}/{d.version_id}" for d in documents]],
+                ).fetchall()
+            }
+            fresh = [d for d in documents if f"{d.document_id}/{d.version_id}" not in known]
+            self._insert(
+                con,
+                "documents",
+                [
+                    {
+                        "document_id": str(d.document_id),
+                        "version_id": str(d.version_id),
+                        "source_uri": d.uri,
+                        "kind": d.kind,
+                        "title": d.title,
+                        "text_length": d.text_length,
+                        "body": d.body,
+                        "parsed_at": now,
+                    }
+                    for d in fresh
+                ],
+                _DOCUMENTS,
+            )
+            for d in documents:
+                con.execute(
+                    "UPDATE sources SET version_id = ?, parse_key = ?, updated_at = ? WHERE uri = ?",
+                    [str(d.version_id), d.parse_key, now, d.uri],
+                )
+            for f in failures:
+                if f.parse_key is not None:
+                    con.execute(
+                        "UPDATE sources SET version_id = NULL, parse_key = ?, updated_at = ? WHERE uri = ?",
+                        [f.parse_key, now, f.source_uri],
+                    )
+            self._record_failures(con, failures, now)
+
+    def record_failures(self, failures: Sequence[FailureWrite]) -> None:
+        """Record failures not yet recorded for the same source content, stage and plan."""
+        if failures:
+            with self.transaction() as con:
+                self._record_failures(con, failures, _now())
+
+    def _record_failures(
+        self, con: duckdb.DuckDBPyConnection, failures: Sequence[FailureWrite], now: datetime
+    ) -> None:
+        for f in failures:
+            seen = con.execute(
+                "SELECT 1 FROM failure_log WHERE source_uri = ? AND content_hash = ? AND stage = ? "
+                "AND plan_key IS NOT DISTINCT FROM ?",
+                [f.source_uri, f.content_hash, f.stage, f.plan_key],
+            ).fetchone()
+            if seen is None:
+                con.execute(
+                    "INSERT INTO failure_log VALUES (?, ?, ?, ?, ?, ?)",
+                    [f.source_uri, f.content_hash, f.stage, f.plan_key, f.error, now],
+                )
+
+    def failed_keys(self, stage: str, plan_key: str | None) -> set[tuple[str, str]]:
+        """Return (source_uri, content_hash) pairs already failed at ``stage`` for ``plan_key``."""
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT source_uri, content_hash FROM failure_log "
+                "WHERE stage = ? AND plan_key IS NOT DISTINCT FROM ?",
+                [stage, plan_key],
+            ).fetchall()
+        return {(a, b) for a, b in rows}
+
+    def current_documents(self, shards: Iterable[str]) -> list[tuple[UUID, UUID, str, str, str, str]]:
+        """Return (document_id, version_id, kind, shard, source_uri, content_hash) of current documents."""
+        with self.connect() as con:
+            return con.execute(
+                "SELECT document_id, version_id, kind, shard, source_uri, content_hash "
+                "FROM current_documents "
+                "WHERE list_contains(?, shard) ORDER BY source_uri",
+                [sorted(shards)],
+            ).fetchall()
+
+    def document_bodies(self, keys: Sequence[tuple[UUID, UUID]]) -> dict[str, str]:
+        """Return stored ``Document`` JSON by ``"<document_id>/<version_id>"`` for the given versions.
+
+        Raises:
+            StoreError: A requested version is not stored (run ``documents`` first).
+        """
+        wanted = sorted({f"{d}/{v}" for d, v in keys})
+        if not wanted:
+            return {}
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT document_id::VARCHAR || '/' || version_id::VARCHAR AS k, body FROM documents "
+                "WHERE list_contains(?, document_id::VARCHAR || '/' || version_id::VARCHAR)",
+                [wanted],
+            ).fetchall()
+        found = dict(rows)
+        missing = [k for k in wanted if k not in found]
+        if missing:
+            raise StoreError(f"document versions {missing[:3]} are not stored; materialize documents first")
+        return found
+
+    # ------------------------------------------------------------------ chunk sets, members
+
+    def existing_sets(self, set_keys: Iterable[str], table: str = "chunk_sets") -> set[str]:
+        """Return which of ``set_keys`` are stored in ``table`` (chunk_sets or graph_sets)."""
+        if table not in ("chunk_sets", "graph_sets"):
+            raise ValueError(f"unknown set table {table!r}")
+        keys = sorted(set(set_keys))
+        if not keys:
+            return set()
+        with self.connect() as con:
+            rows = con.execute(
+                f"SELECT set_key FROM {table} WHERE list_contains(?, set_key)", [keys]
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def members(self, plan_key: str, role: str) -> dict[UUID, tuple[str, str]]:
+        """Return ``{document_id: (set_key, based_on)}`` for one plan and role."""
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT document_id, set_key, based_on FROM plan_members WHERE plan_key = ? AND role = ?",
+                [plan_key, role],
+            ).fetchall()
+        return {doc: (key, based) for doc, key, based in rows}
+
+    def chunk_rows_many(self, set_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order."""
+        keys = sorted(set(set_keys))
+        if not keys:
+            return {}
+        with self.connect() as con:
+            cursor = con.execute(
+                'SELECT set_key, id, document_id, "index", text, provenance, heading_path, content_kind, '
+                "chunker, "
+                "chunker_hash, level, parent_id, metadata, created_at FROM chunks "
+                'WHERE list_contains(?, set_key) ORDER BY set_key, "index"',
+                [keys],
+            )
+            names = [d[0] for d in cursor.description]
+            rows = cursor.fetchall()
+        result: dict[str, list[dict[str, Any]]] = {key: [] for key in keys}
+        for values in rows:
+            row = dict(zip(names, values, strict=True))
+            row["provenance"] = json.loads(row["provenance"])
+            row["metadata"] = json.loads(row["metadata"])
+            result[row.pop("set_key")].append(row)
+        return result
+
+    def chunk_sizes(self, set_keys: Iterable[str]) -> list[tuple[int | None, str, int, str]]:
+        """Return (token_count, source_uri, index, first 60 characters) of every chunk in the sets."""
+        keys = sorted(set(set_keys))
+        if not keys:
+            return []
+        with self.connect() as con:
+            return con.execute(
+                'SELECT c.token_count, d.source_uri, c."index", left(c.text, 60) FROM chunks c '
+                "JOIN documents d ON d.document_id = c.document_id AND d.version_id = c.version_id "
+                'WHERE list_contains(?, c.set_key) ORDER BY d.source_uri, c."index"',
+                [keys],
+            ).fetchall()
+
+    def write_chunk_sets(self, sets: Sequence[ChunkSetWrite], members: Sequence[MemberWrite]) -> int:
+        """Write new chunk sets and point plans at sets, all in one transaction.
+
+        A set stored meanwhile by another writer is skipped (same key, same content), so two
+        runs writing at once never duplicate rows.
+
+        Returns:
+            The number of chunk rows inserted.
+        """
+        if not sets and not members:
+            return 0
+        now = _now()
+        with self.transaction() as con:
+            present = {
+                r[0]
+                for r in con.execute(
+                    "SELECT set_key FROM chunk_sets WHERE list_contains(?, set_key)",
+                    [[s.set_key for s in sets]],
+                ).fetchall()
+            }
+            fresh = [s for s in sets if s.set_key not in present]
+            self._insert(
+                con,
+                "chunk_sets",
+                [
+                    {
+                        "set_key": s.set_key,
+                        "document_id": str(s.document_id),
+                        "version_id": str(s.version_id),
+                        "level": s.level,
+                        "fingerprint": s.fingerprint,
+                        "parent_fingerprint": s.parent_fingerprint,
+                        "chunk_count": len(s.rows),
+                        "token_total": sum(r.get("token_count") or 0 for r in s.rows),
+                        "created_at": now,
+                    }
+                    for s in fresh
+                ],
+                _CHUNK_SETS,
+            )
+            rows = [row for s in fresh for row in s.rows]
+            self._insert(con, "chunks", rows, _CHUNKS)
+            self._write_members(con, members, now)
+        return len(rows)
+
+    def write_graph_sets(self, sets: Sequence[GraphSetWrite], members: Sequence[MemberWrite]) -> int:
+        """Write new graph sets and point plans at them in one transaction; returns rows inserted."""
+        if not sets and not members:
+            return 0
+        now = _now()
+        with self.transaction() as con:
+            present = {
+                r[0]
+                for r in con.execute(
+                    "SELECT set_key FROM graph_sets WHERE list_contains(?, set_key)",
+                    [[s.set_key for s in sets]],
+                ).fetchall()
+            }
+            fresh = [s for s in sets if s.set_key not in present]
+            self._insert(
+                con,
+                "graph_sets",
+                [
+                    {
+                        "set_key": s.set_key,
+                        "document_id": str(s.document_id),
+                        "version_id": str(s.version_id),
+                        "parent_set_key": s.parent_set_key,
+                        "child_set_key": s.child_set_key,
+                        "node_count": len(s.nodes),
+                        "edge_count": len(s.edges),
+                        "created_at": now,
+                    }
+                    for s in fresh
+                ],
+                _GRAPH_SETS,
+            )
+            nodes = [{"set_key": s.set_key, **n} for s in fresh for n in s.nodes]
+            edges = [{"set_key": s.set_key, **e} for s in fresh for e in s.edges]
+            self._insert(con, "graph_node_rows", nodes, _GRAPH_NODES)
+            self._insert(con, "graph_edge_rows", edges, _GRAPH_EDGES)
+            self._write_members(con, members, now)
+        return len(nodes) + len(edges)
+
+    def _write_members(
+        self, con: duckdb.DuckDBPyConnection, members: Sequence[MemberWrite], now: datetime
+    ) -> None:
+        if not members:
+            return
+        # Replace each (plan_key, document_id, role) pointer: the plan moves to the new set.
+        keys = [f"{m.plan_key}/{m.document_id}/{m.role}" for m in members]
+        con.execute(
+            "DELETE FROM plan_members "
+            "WHERE list_contains(?, plan_key || '/' || document_id::VARCHAR || '/' || role)",
+            [keys],
+        )
+        self._insert(
+            con,
+            "plan_members",
+            [
+                {
+                    "plan_key": m.plan_key,
+                    "document_id": str(m.document_id),
+                    "role": m.role,
+                    "set_key": m.set_key,
+                    "version_id": str(m.version_id),
+                    "based_on": m.based_on,
+                    "updated_at": now,
+                }
+                for m in members
+            ],
+            _MEMBERS,
+        )
+
+    # ------------------------------------------------------------------ reading
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a read query and return all rows (for checks, tests and the CLI)."""
+        with self.connect() as con:
+            return con.execute(sql, list(params)).fetchall()
+
+    def table_counts(self) -> dict[str, int]:
+        """Return the row count of every stored table (a no-op run leaves these unchanged)."""
+        tables = (
+            "sources",
+            "documents",
+            "plans",
+            "chunk_sets",
+            "chunks",
+            "plan_members",
+            "graph_sets",
+            "graph_node_rows",
+            "graph_edge_rows",
+            "failure_log",
+        )
+        with self.connect() as con:
+            return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+_UUID = pa.string()  # UUIDs travel as text and DuckDB casts them on insert.
+_SOURCES = pa.schema(
+    [
+        ("uri", pa.string()),
+        ("path", pa.string()),
+        ("document_id", _UUID),
+        ("shard", pa.string()),
+        ("content_hash", pa.string()),
+        ("size", pa.int64()),
+        ("mtime_ns", pa.int64()),
+        ("deleted", pa.bool_()),
+        ("parse_key", pa.string()),
+        ("version_id", _UUID),
+        ("updated_at", pa.timestamp("us")),
+    ]
+)
+_DOCUMENTS = pa.schema(
+    [
+        ("document_id", _UUID),
+        ("version_id", _UUID),
+        ("source_uri", pa.string()),
+        ("kind", pa.string()),
+        ("title", pa.string()),
+        ("text_length", pa.int64()),
+        ("body", pa.string()),
+        ("parsed_at", pa.timestamp("us")),
+    ]
+)
+_CHUNK_SETS = pa.schema(
+    [
+        ("set_key", pa.string()),
+        ("document_id", _UUID),
+        ("version_id", _UUID),
+        ("level", pa.int8()),
+        ("fingerprint", pa.string()),
+        ("parent_fingerprint", pa.string()),
+        ("chunk_count", pa.int32()),
+        ("token_total", pa.int64()),
+        ("created_at", pa.timestamp("us")),
+    ]
+)
+_CHUNKS = pa.schema(
+    [
+        ("set_key", pa.string()),
+        ("id", _UUID),
+        ("document_id", _UUID),
+        ("version_id", _UUID),
+        ("level", pa.int8()),
+        ("index", pa.int32()),
+        ("text", pa.string()),
+        ("chunker", pa.string()),
+        ("chunker_hash", pa.string()),
+        ("parent_id", _UUID),
+        ("provenance", pa.string()),
+        ("heading_path", pa.list_(pa.string())),
+        ("content_kind", pa.string()),
+        ("token_count", pa.int32()),
+        ("metadata", pa.string()),
+        ("created_at", pa.timestamp("us")),
+    ]
+)
+_MEMBERS = pa.schema(
+    [
+        ("plan_key", pa.string()),
+        ("document_id", _UUID),
+        ("role", pa.string()),
+        ("set_key", pa.string()),
+        ("version_id", _UUID),
+        ("based_on", pa.string()),
+        ("updated_at", pa.timestamp("us")),
+    ]
+)
+_GRAPH_SETS = pa.schema(
+    [
+        ("set_key", pa.string()),
+        ("document_id", _UUID),
+        ("version_id", _UUID),
+        ("parent_set_key", pa.string()),
+        ("child_set_key", pa.string()),
+        ("node_count", pa.int32()),
+        ("edge_count", pa.int32()),
+        ("created_at", pa.timestamp("us")),
+    ]
+)
+_GRAPH_NODES = pa.schema(
+    [("set_key", pa.string()), ("id", pa.string()), ("label", pa.string()), ("properties", pa.string())]
+)
+_GRAPH_EDGES = pa.schema(
+    [
+        ("set_key", pa.string()),
+        ("source_id", pa.string()),
+        ("target_id", pa.string()),
+        ("type", pa.string()),
+        ("properties", pa.string()),
+    ]
+)
+assert tuple(_CHUNKS.names) == _CHUNK_COLUMNS
