@@ -1,0 +1,37 @@
+"""CSV parser: one table unit, header row first, rows on their own lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chunking.parsers import parse_bytes, parse_file
+from tests.parsers.conftest import assert_blank_line_layout, assert_exact_offsets
+
+
+def test_csv_sample_is_one_table_with_header_row(sample_dir: Path) -> None:
+    document = parse_file(sample_dir / "orchard-harvest.csv")
+    assert document.kind == "csv" and document.title == "orchard-harvest"
+    [section] = document.sections
+    [table] = section.units
+    assert table.content_kind == "table" and table.header_rows == 1
+    assert len(table.rows) == 31
+    assert table.text[table.rows[0].start : table.rows[0].end] == "week,tree,variety,kg,notes"
+    assert table.text[table.rows[1].start : table.rows[1].end] == '1,T01,apple,57.1,"late frost, light crop"'
+    assert document.metadata["row_count"] == 30
+    assert_exact_offsets(document)
+    assert_blank_line_layout(document)
+
+
+def test_csv_embedded_newlines_render_on_one_line() -> None:
+    raw = b'name,note\nann,"two\nlines"\nbo,plain\n'
+    document = parse_bytes(raw, kind="csv", source_uri="mem://n.csv")
+    table = document.sections[0].units[0]
+    assert [table.text[r.start : r.end] for r in table.rows] == ["name,note", "ann, two lines", "bo,plain"]
+    assert_exact_offsets(document)
+
+
+def test_csv_semicolon_dialect_is_sniffed() -> None:
+    raw = b"a;b;c\n1;2;3\n4;5;6\n"
+    document = parse_bytes(raw, kind="csv", source_uri="mem://s.csv")
+    assert document.metadata["delimiter"] == ";"
+    assert document.metadata["row_count"] == 2

@@ -1,0 +1,64 @@
+"""Decoding: BOMs, UTF-8, UTF-16, legacy single-byte detection, binary refusal."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from chunking.errors import ParseError
+from chunking.parsers import parse_bytes
+from chunking.parsers.encoding import decode_text
+
+TEXT = "Déjà vu à Paris.\n\nÇa commence à l'aube, près du fleuve; les élèves étaient là.\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        (TEXT.encode("utf-8"), "utf-8"),
+        (codecs.BOM_UTF8 + TEXT.encode("utf-8"), "utf-8-sig"),
+        (TEXT.encode("utf-16"), "utf-16"),
+        (codecs.BOM_UTF16_BE + TEXT.encode("utf-16-be"), "utf-16"),
+    ],
+)
+def test_decode_text_reads_unicode_encodings(data: bytes, encoding: str) -> None:
+    assert decode_text(data, "mem://x") == (TEXT, encoding)
+
+
+FRENCH = (
+    "Le matin, la brume recouvrait encore la vallée quand les pêcheurs sont partis. "
+    "À midi, le vent s'est levé et la mer est devenue grise; personne n'a voulu rentrer avant "
+    "d'avoir rempli les caisses. Le soir, au café près du port, on a parlé de la saison, des prix "
+    "trop bas et de l'été qui n'arrivait pas. Les enfants jouaient sur la jetée, les mouettes "
+    "criaient au-dessus des bateaux, et la vieille horloge de l'église a sonné neuf heures. "
+    "Élodie a raconté qu'elle avait vu un phoque derrière le phare; son frère ne l'a pas crue.\n\n"
+    "Le lendemain, tout était calme. On a réparé les filets, repeint la coque et rangé le matériel.\n"
+)
+
+
+def test_decode_text_detects_legacy_single_byte() -> None:
+    text = FRENCH
+    decoded, encoding = decode_text(text.encode("iso-8859-1"), "mem://latin1")
+    assert decoded == text
+    assert codecs.lookup(encoding).name in {"iso8859-1", "cp1252", "iso8859-15", "latin-1"}
+
+
+def test_text_document_records_detected_encoding() -> None:
+    document = parse_bytes(FRENCH.encode("cp1252"), kind="text", source_uri="mem://l.txt")
+    assert document.text == FRENCH
+    assert document.metadata["encoding"] != "utf-8"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4,
+        b"\x7fELF\x02\x01\x01" + b"\x00" * 64,
+        bytes(range(1, 32)) * 64,
+    ],
+    ids=["png", "elf", "controls"],
+)
+def test_decode_text_refuses_binary(data: bytes) -> None:
+    with pytest.raises(ParseError, match="not a text file"):
+        decode_text(data, "mem://bin.txt")
