@@ -56,8 +56,9 @@ def parse_bytes(data: bytes, *, kind: str, source_uri: str, limits: ParseLimits 
         return PARSERS[kind](data, source_uri, limits)
     except ParseError:
         raise
-    except (RecursionError, MemoryError, ValueError, UnicodeError) as exc:
-        # A library gave up on the input; report it against the source instead of crashing.
+    except (RecursionError, MemoryError) as exc:
+        # A library ran out of stack or memory on this input: a failure of this source, not of
+        # the process. Other exceptions are bugs and propagate.
         raise ParseError(source_uri, f"cannot parse as {kind}: {exc!r}"[:500], "check the file") from exc
 
 

@@ -66,7 +66,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
     decoded, encoding = decode_text(data, source_uri)
     text = normalize_newlines(decoded)
     if text.startswith("\ufeff"):
-        text = text[1:]  # utf-16 keeps no BOM, but a doubled BOM would shift nothing useful.
+        text = text[1:]  # A second BOM left after decoding is an encoding artefact, not text.
 
     spans: list[tuple[int, int]] = []
     position = 0
