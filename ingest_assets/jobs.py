@@ -1,17 +1,13 @@
-"""Jobs: one per partitions definition (a run cannot mix them)."""
+"""Jobs: one per partitions definition (a run cannot mix them); partitions follow the assets."""
 
 from dagster import AssetSelection, define_asset_job
 
 from ingest_assets.assets import child_chunks, documents, graph_nodes, parent_chunks, sources
-from ingest_assets.partitions import plan_shard_partitions, shard_partitions
 
 __all__ = ["chunks_job", "documents_job"]
 
-documents_job = define_asset_job(
-    "documents_job", selection=AssetSelection.assets(sources, documents), partitions_def=shard_partitions
-)
+documents_job = define_asset_job("documents_job", selection=AssetSelection.assets(sources, documents))
 chunks_job = define_asset_job(
     "chunks_job",
     selection=AssetSelection.assets(parent_chunks, child_chunks, graph_nodes),
-    partitions_def=plan_shard_partitions,
 )
