@@ -1,0 +1,102 @@
+"""The code location: it loads, validates with Dagster's own command, and rejects bad plans."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from dagster import AssetKey
+
+from ingest_assets.cli import main
+from ingest_assets.factory import build_definitions
+from ingest_assets.plans import PlanError, parse_plans
+from tests.ingest.conftest import SAMPLE, plan_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def test_definitions_hold_the_asset_graph() -> None:
+    defs = build_definitions(plans_file=str(ROOT / "plans.yaml"))
+    graph = defs.resolve_asset_graph()
+    keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
+    assert keys == {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes"}
+    assert graph.get(AssetKey("child_chunks")).parent_keys == {AssetKey("parent_chunks")}
+    dims = graph.get(AssetKey("parent_chunks")).partitions_def.partition_dimension_names
+    assert dims == ["plan", "shard"]
+    assert {s.name for s in defs.sensors} == {"inbox_sensor", "plan_sensor"}
+    assert {s.name for s in defs.schedules} == {"reconcile_schedule"}
+
+
+def test_dagster_definitions_validate_passes() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "INGEST_PLANS": str(ROOT / "plans.yaml")}
+    env.pop("DAGSTER_HOME", None)
+    result = subprocess.run(
+        [str(BIN / "dagster"), "definitions", "validate", "-m", "ingest_assets.definitions"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Validation successful" in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda p: p["routes"]["*"]["child"].update(size=-5), ["'default'", "'*'", "child", "size"]),
+        (lambda p: p["routes"]["chat"]["parent"].update(strategy="nope"), ["'default'", "'chat'", "parent"]),
+        (lambda p: p["routes"]["*"]["parent"].update(colour="red"), ["'default'", "'*'", "parent", "colour"]),
+    ],
+)
+def test_bad_plan_names_plan_route_and_field(mutate, expected) -> None:
+    spec = plan_spec()
+    mutate(spec)
+    with pytest.raises(PlanError) as error:
+        parse_plans({"plans": {"default": spec}})
+    for word in expected:
+        assert word in str(error.value)
+
+
+def test_bad_plan_fails_the_code_location(tmp_path: Path) -> None:
+    bad = tmp_path / "plans.yaml"
+    bad.write_text(
+        yaml.safe_dump({"plans": {"default": {"routes": {"*": {"parent": {"strategy": "section"}}}}}})
+    )
+    with pytest.raises(PlanError, match="child"):
+        build_definitions(plans_file=str(bad))
+
+
+def test_ingest_cli_runs_on_a_persistent_instance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """`ingest run --json` end to end, with run history under DAGSTER_HOME (SQLite)."""
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    plans = tmp_path / "plans.yaml"
+    plans.write_text(yaml.safe_dump({"plans": {"default": plan_spec()}}))
+    args = [
+        "run",
+        "--inbox",
+        str(SAMPLE),
+        "--db",
+        str(tmp_path / "i.duckdb"),
+        "--plans",
+        str(plans),
+        "--json",
+    ]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert set(summary) >= {"documents", "chunk_sets", "plans"}
+    assert summary["documents"]["parsed"] > 0 and summary["documents"]["failed"] == 0
+    assert main(["plans", "--plans", str(plans), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [p["key"] for p in listed] == summary["plans"]
+    from dagster import DagsterInstance
+
+    with DagsterInstance.get() as instance:
+        assert instance.get_dynamic_partitions("plan") == summary["plans"]
+        assert len(instance.get_run_records()) == 2  # documents_job + one chunks_job per plan

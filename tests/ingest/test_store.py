@@ -1,0 +1,56 @@
+"""The store on its own: schema versions, atomic writes, reuse keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from uuid import uuid4
+
+import duckdb
+import pytest
+
+from ingest_assets.engine import child_set_key, parent_set_key, shard_of
+from ingest_assets.store import SCHEMA_VERSION, ChunkSetWrite, IngestStore, MemberWrite, StoreError
+
+
+def test_new_store_records_its_schema_version(tmp_path: Path) -> None:
+    store = IngestStore(tmp_path / "s.duckdb")
+    assert store.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
+    views = {r[0] for r in store.query("SELECT view_name FROM duckdb_views() WHERE NOT internal")}
+    assert {"current_documents", "current_chunks", "graph_nodes", "graph_edges", "ingest_failures"} <= views
+
+
+def test_newer_schema_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    IngestStore(path).table_counts()
+    with duckdb.connect(str(path)) as con:
+        con.execute("INSERT INTO schema_version VALUES (?, now())", [SCHEMA_VERSION + 1])
+    with pytest.raises(StoreError, match="schema version 2 is unknown"):
+        IngestStore(path).table_counts()
+
+
+def test_foreign_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE t (x INTEGER)")
+    with pytest.raises(StoreError, match="not written by ingest_assets"):
+        IngestStore(path).table_counts()
+
+
+def test_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:
+    store = IngestStore(tmp_path / "s.duckdb")
+    doc, version = uuid4(), uuid4()
+    bad_row = {"set_key": "k", "id": "not-a-uuid", "document_id": str(doc), "version_id": str(version)}
+    chunk_set = ChunkSetWrite("k", doc, version, 1, "f" * 16, "", rows=[bad_row])
+    member = MemberWrite("plan-x", doc, "parent", "k", version)
+    with pytest.raises(duckdb.Error):
+        store.write_chunk_sets([chunk_set], [member])
+    counts = store.table_counts()
+    assert counts["chunk_sets"] == 0 and counts["chunks"] == 0 and counts["plan_members"] == 0
+
+
+def test_reuse_keys_separate_what_they_must() -> None:
+    doc, v1, v2 = uuid4(), uuid4(), uuid4()
+    assert parent_set_key(doc, v1, "a" * 16) == parent_set_key(doc, v1, "a" * 16)
+    assert parent_set_key(doc, v1, "a" * 16) != parent_set_key(doc, v2, "a" * 16)
+    assert child_set_key(doc, v1, "c" * 16, "a" * 16) != child_set_key(doc, v1, "c" * 16, "b" * 16)
+    assert shard_of(doc) == shard_of(doc) and shard_of(doc) in {f"{i:02d}" for i in range(8)}
