@@ -20,12 +20,14 @@ from chunking.chunkers import (
 )
 from chunking.document import Document, Section, Span, Turn, Unit
 from chunking.errors import ChunkingError, IngestError, ParseError, TokenizerError
+from chunking.parsers import KINDS, ParseLimits, guess_kind, parse_bytes, parse_file
 from chunking.tokenizers import AVAILABLE_TOKENIZERS, DEFAULT_TOKENIZER, load_tokenizer
 
 __all__ = [
     "AVAILABLE_TOKENIZERS",
     "CHUNKER_TYPES",
     "DEFAULT_TOKENIZER",
+    "KINDS",
     "BaseChunker",
     "Chunk",
     "ChunkingError",
@@ -36,6 +38,7 @@ __all__ = [
     "PageProvenance",
     "ParentChildChunker",
     "ParseError",
+    "ParseLimits",
     "Provenance",
     "RecursiveChunker",
     "Section",
@@ -48,5 +51,8 @@ __all__ = [
     "TurnWindowChunker",
     "Unit",
     "chunker_from_settings",
+    "guess_kind",
     "load_tokenizer",
+    "parse_bytes",
+    "parse_file",
 ]

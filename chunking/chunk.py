@@ -167,4 +167,6 @@ class Chunk(BaseModel):
             "metadata": data["metadata"],
             "created_at": data["created_at"],
         }
-        return NodeRecord(id=str(self.id), label="ParentChunk" if self.level else "Chunk", properties=properties)
+        return NodeRecord(
+            id=str(self.id), label="ParentChunk" if self.level else "Chunk", properties=properties
+        )

@@ -189,9 +189,7 @@ class Document(BaseModel):
         )
 
     @classmethod
-    def from_turns(
-        cls, turns: list[tuple[str, str]], *, source_uri: str, title: str = ""
-    ) -> Document:
+    def from_turns(cls, turns: list[tuple[str, str]], *, source_uri: str, title: str = "") -> Document:
         """Build a chat document from ``(speaker, text)`` pairs.
 
         The document text holds every turn as ``speaker: text``, turns separated by a blank line.

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator
 
 from chunking.chunk import Chunk, TextProvenance
 from chunking.document import Document
@@ -40,8 +40,20 @@ class BaseChunker(BaseModel, ABC):
 
     _tokenizer: Tokenizer = PrivateAttr()
 
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer_loads(cls, name: str) -> str:
+        """Load the tokenizer at construction, so a bad name fails here, fast, naming the field.
+
+        Raises:
+            pydantic.ValidationError: The name cannot be had offline (the message, from
+                :class:`~chunking.errors.TokenizerError`, lists the names that work).
+        """
+        load_tokenizer(name)
+        return name
+
     def model_post_init(self, context: Any) -> None:
-        """Load the tokenizer once, so a bad name fails here, at construction, within a second."""
+        """Keep the loaded tokenizer (cached per process) for counting."""
         self._tokenizer = load_tokenizer(self.tokenizer)
 
     # ----------------------------------------------------------------------------- settings

@@ -90,6 +90,29 @@ class RecursiveChunker(BaseChunker):
             raise ChunkingError("the recursive splitter lost or changed text; report this as a bug")
         return pieces
 
+    def split_trimmed(self, text: str) -> list[TextPiece]:
+        """Split ``text`` into pieces without surrounding whitespace, each within the budget.
+
+        Offsets are relative to ``text`` and ``text[start:end] == piece.text``; whitespace-only
+        pieces are dropped. Trimming can change a BPE count either way, so a trimmed piece is
+        counted again and cut again if it no longer fits.
+        """
+        pieces: list[TextPiece] = []
+        for piece in self.split(text):
+            trimmed = _trim(text, piece.start, piece.end)
+            if trimmed is None:
+                continue
+            start, end = trimmed
+            if (start, end) == (piece.start, piece.end):
+                pieces.append(piece)
+                continue
+            tokens = self._tokenizer.count(text[start:end])
+            if tokens <= self.chunk_size:
+                pieces.append(TextPiece(start, end, text[start:end], tokens))
+            else:
+                pieces.extend(self._cut_exactly(text, start, end, trim=True))
+        return pieces
+
     def _checked(self, text: str, start: int, end: int) -> list[TextPiece]:
         piece = text[start:end]
         tokens = self._tokenizer.count(piece)
@@ -97,19 +120,30 @@ class RecursiveChunker(BaseChunker):
             return [TextPiece(start, end, piece, tokens)]
         return self._cut_exactly(text, start, end)
 
-    def _cut_exactly(self, text: str, start: int, end: int) -> list[TextPiece]:
+    def _cut_exactly(self, text: str, start: int, end: int, *, trim: bool = False) -> list[TextPiece]:
         """Cut ``text[start:end]`` into the longest prefixes that fit, by binary search.
 
-        Prefers to end a piece at whitespace when one lies in the fitting prefix; never splits a
-        surrogate pair (Python strings hold code points, so any index is safe).
+        Prefers to end a piece after whitespace when one lies in the fitting prefix. With
+        ``trim``, pieces are measured and returned without surrounding whitespace (blank pieces
+        dropped). Any single character fits, since budgets are at least four tokens.
         """
         count = self._tokenizer.count
+
+        def measure(a: int, b: int) -> tuple[int, int, int] | None:
+            if trim:
+                span = _trim(text, a, b)
+                if span is None:
+                    return None
+                a, b = span
+            return a, b, count(text[a:b])
+
         pieces: list[TextPiece] = []
         while start < end:
             low, high = start + 1, end
-            while low < high:  # largest cut with count(text[start:cut]) <= chunk_size
+            while low < high:  # largest cut whose (trimmed) piece fits
                 middle = (low + high + 1) // 2
-                if count(text[start:middle]) <= self.chunk_size:
+                measured = measure(start, middle)
+                if measured is None or measured[2] <= self.chunk_size:
                     low = middle
                 else:
                     high = middle - 1
@@ -118,8 +152,14 @@ class RecursiveChunker(BaseChunker):
                 space = max(text.rfind(" ", start + 1, cut), text.rfind("\n", start + 1, cut))
                 if space > start:
                     cut = space + 1
-            piece = text[start:cut]
-            pieces.append(TextPiece(start, cut, piece, count(piece)))
+            measured = measure(start, cut)
+            # Counts are not strictly monotone in the cut: step back until the piece fits.
+            while measured is not None and measured[2] > self.chunk_size and cut > start + 1:
+                cut -= 1
+                measured = measure(start, cut)
+            if measured is not None:
+                a, b, tokens = measured
+                pieces.append(TextPiece(a, b, text[a:b], tokens))
             start = cut
         return pieces
 
@@ -138,13 +178,8 @@ class RecursiveChunker(BaseChunker):
             start, end = 0, len(document.text)
         headings = _HeadingIndex(document)
         chunks: list[Chunk] = []
-        for piece in self.split(document.text[start:end]):
-            trimmed = _trim(document.text, start + piece.start, start + piece.end)
-            if trimmed is None:
-                continue
-            s, e = trimmed
-            text = document.text[s:e]
-            tokens = piece.token_count if e - s == piece.end - piece.start else self.count_tokens(text)
+        for piece in self.split_trimmed(document.text[start:end]):
+            s, e, text, tokens = start + piece.start, start + piece.end, piece.text, piece.token_count
             chunks.append(
                 Chunk(
                     document_id=document.id,
@@ -165,18 +200,14 @@ class RecursiveChunker(BaseChunker):
         chunks: list[Chunk] = []
         for section in document.sections:
             for unit in section.units:
-                for piece in self.split(unit.text):
-                    text = piece.text.strip()
-                    if not text:
-                        continue
-                    tokens = piece.token_count if text == piece.text else self.count_tokens(text)
+                for piece in self.split_trimmed(unit.text):
                     chunks.append(
                         Chunk(
                             document_id=document.id,
-                            text=text,
+                            text=piece.text,
                             provenance=PageProvenance(pages=(unit.page or 1,)),
                             heading_path=list(section.heading_path),
-                            metadata={"token_count": tokens},
+                            metadata={"token_count": piece.token_count},
                         )
                     )
         return chunks

@@ -171,17 +171,18 @@ class SectionChunker(BaseChunker):
         self, text: str, base: int | None, page: int | None, kind: ContentKind, path: tuple[str, ...]
     ) -> list[_Piece]:
         """Split an oversized text into trimmed pieces; offsets are shifted by ``base``."""
-        pieces = []
-        for part in self._splitter.split(text):
-            stripped = part.text.strip()
-            if not stripped:
-                continue
-            lead = len(part.text) - len(part.text.lstrip())
-            start = None if base is None else base + part.start + lead
-            tokens = part.token_count if stripped == part.text else self.count_tokens(stripped)
-            end = None if start is None else start + len(stripped)
-            pieces.append(_Piece(stripped, start, end, page, kind, path, tokens))
-        return pieces
+        return [
+            _Piece(
+                part.text,
+                None if base is None else base + part.start,
+                None if base is None else base + part.end,
+                page,
+                kind,
+                path,
+                part.token_count,
+            )
+            for part in self._splitter.split_trimmed(text)
+        ]
 
     # ----------------------------------------------------------------------------- tables
 
@@ -223,13 +224,24 @@ class SectionChunker(BaseChunker):
                 first_group = False
             group, group_tokens = [], 0
 
+        def emit_header_alone() -> None:
+            # A header whose first rows are all too big to join it still gets a chunk, and the
+            # rows after that repeat it.
+            nonlocal first_group
+            if first_group and header:
+                header_piece = self._row_piece(
+                    unit, rows[0].start, rows[header_count - 1].end, path, header_tokens
+                )
+                drafts.append(_Draft([header_piece], header_tokens))
+            first_group = False
+
         base = (header_tokens + newline) if header else 0
         for row, text, row_count in zip(body, row_texts, row_tokens, strict=True):
             if not text.strip():
                 continue
             if base + row_count > self.size:
                 close()
-                first_group = False  # the header does not sit next to the rows that follow
+                emit_header_alone()
                 offset = None if unit.start is None else unit.start + row.start
                 drafts.extend(
                     _Draft([p], p.tokens)
@@ -243,6 +255,7 @@ class SectionChunker(BaseChunker):
             group.append(self._row_piece(unit, row.start, row.end, path, row_count))
             group_tokens += cost
         close()
+        emit_header_alone()
         for draft in drafts:
             draft.tokens += base if len(draft.pieces) > 1 or draft.header else 0
         return drafts
@@ -280,29 +293,36 @@ class SectionChunker(BaseChunker):
         return chunks
 
     def _repack(self, document: Document, draft: _Draft, paged: bool) -> list[Chunk]:
+        """Pack ``draft``'s pieces again with exact counts; split a piece that fits nowhere."""
         chunks: list[Chunk] = []
         current = _Draft([], 0, draft.header)
+
+        def emit(pending: _Draft) -> None:
+            if pending.pieces:
+                chunks.append(
+                    self._make_chunk(
+                        document, pending, paged, self._render(document, pending, paged), pending.tokens
+                    )
+                )
+
         for piece in draft.pieces:
-            trial = _Draft([*current.pieces, piece], 0, current.header)
-            text = self._render(document, trial, paged)
-            tokens = self.count_tokens(text[0])
-            if tokens <= self.size or not current.pieces:
-                current = trial
-                current.tokens = tokens
-                continue
-            chunks.append(
-                self._make_chunk(
-                    document, current, paged, self._render(document, current, paged), current.tokens
-                )
-            )
-            current = _Draft([piece], piece.tokens, draft.header)
-            current.tokens = self.count_tokens(self._render(document, current, paged)[0])
-        if current.pieces:
-            chunks.append(
-                self._make_chunk(
-                    document, current, paged, self._render(document, current, paged), current.tokens
-                )
-            )
+            for candidate in (
+                _Draft([*current.pieces, piece], 0, draft.header),
+                _Draft([piece], 0, draft.header),
+            ):
+                candidate.tokens = self.count_tokens(self._render(document, candidate, paged)[0])
+                if candidate.tokens <= self.size:
+                    if len(candidate.pieces) == 1:
+                        emit(current)
+                    current = candidate
+                    break
+            else:
+                # Even alone (with its repeated header) the piece is too big: split it bare.
+                emit(current)
+                current = _Draft([], 0, draft.header)
+                for part in self._split_pieces(piece.text, piece.start, piece.page, piece.kind, piece.path):
+                    emit(_Draft([part], part.tokens))
+        emit(current)
         return chunks
 
     def _render(self, document: Document, draft: _Draft, paged: bool) -> tuple[str, bool]:

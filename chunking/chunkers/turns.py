@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import Field, SerializeAsAny
+from pydantic import Field, SerializeAsAny, model_validator
 
 from chunking.chunk import Chunk, TextProvenance
 from chunking.chunkers.base import BaseChunker
 from chunking.chunkers.recursive import RecursiveChunker
 from chunking.document import Document, Section, Unit
+from chunking.tokenizers import DEFAULT_TOKENIZER
 from chunking.versions import TURN_WINDOW_VERSION
 
 __all__ = ["TurnWindowChunker"]
@@ -37,7 +38,18 @@ class TurnWindowChunker(BaseChunker):
 
     chunk_size: int = Field(default=256, ge=4)
     turn_overlap: int = Field(default=0, ge=0)
-    fallback: SerializeAsAny[RecursiveChunker] = Field(default_factory=RecursiveChunker)
+    fallback: SerializeAsAny[RecursiveChunker] = None  # type: ignore[assignment]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_fallback(cls, data: Any) -> Any:
+        """Without a fallback, split with the window's own tokenizer and budget."""
+        if isinstance(data, dict) and data.get("fallback") is None:
+            data = dict(data)
+            data["fallback"] = RecursiveChunker(
+                chunk_size=data.get("chunk_size", 256), tokenizer=data.get("tokenizer", DEFAULT_TOKENIZER)
+            )
+        return data
 
     @property
     def fallback_name(self) -> str:

@@ -1,0 +1,156 @@
+"""Fingerprints, settings, model_copy, tokenizers and deterministic ids."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from pydantic import ValidationError
+
+import chunking.versions as versions
+from chunking import (
+    Chunk,
+    Document,
+    ParentChildChunker,
+    RecursiveChunker,
+    SectionChunker,
+    TextProvenance,
+    TokenizerError,
+    TurnWindowChunker,
+    chunker_from_settings,
+    load_tokenizer,
+)
+
+CHUNKERS = [
+    RecursiveChunker(chunk_size=128, tokenizer="character"),
+    SectionChunker(size=256, min_size=10),
+    TurnWindowChunker(chunk_size=300, turn_overlap=1),
+    ParentChildChunker(parent=SectionChunker(size=512), child=RecursiveChunker(chunk_size=128)),
+]
+
+PROBE = """
+import json, sys
+from chunking import chunker_from_settings, Document, ParentChildChunker
+spec = json.loads(sys.argv[1])
+chunker = chunker_from_settings(spec)
+doc = Document.from_text("One paragraph.\\n\\nAnother paragraph, longer than the first.", source_uri="mem://p")
+print(json.dumps({"fp": chunker.fingerprint(), "ids": [str(c.id) for c in chunker.chunk(doc)]}))
+"""
+
+
+def spec_of(chunker: object) -> dict:
+    settings = chunker.settings()
+
+    def plain(data: dict) -> dict:
+        out = {k: v for k, v in data.items() if k not in {"versions", "tokenizer"}}
+        if "tokenizer" in data:
+            out["tokenizer"] = data["tokenizer"]["name"]
+        return {k: plain(v) if isinstance(v, dict) and "strategy" in v else v for k, v in out.items()}
+
+    return plain(settings)
+
+
+@pytest.mark.parametrize("chunker", CHUNKERS, ids=lambda c: c.strategy)
+def test_fingerprint_is_16_hex_and_equal_in_another_process(chunker: object) -> None:
+    fingerprint = chunker.fingerprint()
+    assert len(fingerprint) == 16 and int(fingerprint, 16) >= 0
+    doc = Document.from_text(
+        "One paragraph.\n\nAnother paragraph, longer than the first.", source_uri="mem://p"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(spec_of(chunker))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    other = json.loads(out.stdout)
+    assert other["fp"] == fingerprint
+    assert other["ids"] == [str(c.id) for c in chunker.chunk(doc)]
+
+
+@pytest.mark.parametrize("chunker", CHUNKERS, ids=lambda c: c.strategy)
+def test_plain_model_copy_keeps_fingerprint(chunker: object) -> None:
+    assert chunker.model_copy().fingerprint() == chunker.fingerprint()
+
+
+def test_changed_setting_changes_fingerprint_and_is_validated() -> None:
+    base = SectionChunker(size=256)
+    assert base.model_copy(update={"size": 300}).fingerprint() != base.fingerprint()
+    assert base.model_copy(update={"tokenizer": "o200k_base"}).fingerprint() != base.fingerprint()
+    with pytest.raises(ValidationError):
+        base.model_copy(update={"size": -1})
+    with pytest.raises(ValidationError):
+        SectionChunker(size=256, colour="blue")
+
+
+def test_settings_include_tokenizer_identity_and_versions() -> None:
+    settings = TurnWindowChunker(chunk_size=300).settings()
+    assert settings["strategy"] == "turn-window"
+    assert settings["tokenizer"]["name"] == "cl100k_base" and settings["tokenizer"]["tiktoken"]
+    assert settings["fallback"]["strategy"] == "recursive" and settings["fallback"]["versions"]["chonkie"]
+    json.dumps(settings)  # JSON-safe
+
+
+@pytest.mark.parametrize(
+    "constant", ["SPLITTER_VERSION", "SECTION_PACKER_VERSION", "TABLE_RENDERING_VERSION"]
+)
+def test_version_bump_changes_fingerprint(constant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import chunking.chunkers.section as section_module
+
+    before = SectionChunker(size=256).fingerprint()
+    monkeypatch.setitem(section_module.SectionChunker.code_versions, _key_for(constant), "bumped")
+    assert SectionChunker(size=256).fingerprint() != before
+    assert hasattr(versions, constant)
+
+
+def _key_for(constant: str) -> str:
+    return {
+        "SPLITTER_VERSION": "splitter",
+        "SECTION_PACKER_VERSION": "packer",
+        "TABLE_RENDERING_VERSION": "table_rendering",
+    }[constant]
+
+
+def test_tokenizer_version_change_changes_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    chunker = SectionChunker(size=256)
+    before = chunker.fingerprint()
+    monkeypatch.setitem(chunker._tokenizer.identity, "tiktoken", "99.0")
+    assert chunker.fingerprint() != before
+
+
+def test_unknown_tokenizer_fails_fast_listing_names() -> None:
+    started = time.monotonic()
+    with pytest.raises(
+        ValidationError, match="tokenizer\n.*use one of: character, word, cl100k_base, o200k_base"
+    ):
+        SectionChunker(size=256, tokenizer="bert-base-uncased")
+    assert time.monotonic() - started < 1.0
+    with pytest.raises(TokenizerError):
+        load_tokenizer("bert-base-uncased")
+
+
+def test_bpe_tokenizers_count_special_token_text_as_text() -> None:
+    for name in ("cl100k_base", "o200k_base"):
+        assert load_tokenizer(name).count("<|endoftext|>") > 1
+
+
+def test_chunker_from_settings_rejects_unknown_strategy() -> None:
+    with pytest.raises(ValueError, match="unknown chunker strategy 'fancy'"):
+        chunker_from_settings({"strategy": "fancy"})
+    nested = chunker_from_settings(
+        {"strategy": "turn-window", "fallback": {"strategy": "recursive", "chunk_size": 64}}
+    )
+    assert nested.fallback.chunk_size == 64
+
+
+def test_chunk_ids_follow_the_id_rules() -> None:
+    doc_id = Document.node_id_for("file:///a.md")
+    assert doc_id == Document.node_id_for("file:///a.md") != Document.node_id_for("file:///b.md")
+    span = TextProvenance(start=0, end=10)
+    child = Chunk.id_for(document_id=doc_id, provenance=span, index=0)
+    assert child == Chunk.id_for(document_id=doc_id, provenance=span, index=5, chunker_hash="x")
+    assert child != Chunk.id_for(document_id=doc_id, provenance=span, index=0, level=1)
+    assert child != Chunk.id_for(document_id=doc_id, provenance=TextProvenance(start=0, end=11), index=0)

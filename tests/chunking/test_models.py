@@ -1,0 +1,75 @@
+"""Document and chunk models: constructors, offsets, labels, node records."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from chunking import Chunk, Document, PageProvenance, Section, TextProvenance, Unit
+
+
+def test_from_text_units_are_exact_paragraph_slices() -> None:
+    text = "  First para.\r\n\r\nSecond\nline.\n \n\nThird"
+    doc = Document.from_text(text, source_uri="mem://t")
+    units = doc.sections[0].units
+    assert [u.text for u in units] == ["First para.", "Second\nline.", "Third"]
+    assert all(text[u.start : u.end] == u.text for u in units)
+
+
+def test_from_turns_holds_every_turn_with_offsets() -> None:
+    doc = Document.from_turns([("ana", "hello"), ("bo", "hi there")], source_uri="mem://c")
+    assert doc.kind == "chat"
+    assert [doc.text[t.start : t.end] for t in doc.turns] == ["ana: hello", "bo: hi there"]
+    assert [t.speaker for t in doc.turns] == ["ana", "bo"]
+
+
+def test_version_changes_with_content_and_id_does_not() -> None:
+    a = Document.from_text("one", source_uri="file:///x")
+    b = Document.from_text("two", source_uri="file:///x")
+    assert a.id == b.id and a.version_id != b.version_id
+
+
+def test_document_rejects_offsets_that_do_not_slice() -> None:
+    with pytest.raises(ValidationError, match="does not match"):
+        Document.create(
+            source_uri="mem://bad",
+            text="hello",
+            sections=[Section(units=(Unit(text="help", start=0, end=4),))],
+        )
+
+
+def test_provenance_is_discriminated_on_kind() -> None:
+    chunk = Chunk.model_validate(
+        {"document_id": Document.node_id_for("x"), "text": "t", "provenance": {"kind": "page", "pages": [2]}}
+    )
+    assert chunk.provenance == PageProvenance(pages=(2,))
+    again = Chunk.model_validate_json(chunk.model_dump_json())
+    assert isinstance(again.provenance, PageProvenance)
+
+
+def test_section_label_and_contextual_text() -> None:
+    chunk = Chunk(
+        document_id=Document.node_id_for("x"),
+        text="body",
+        provenance=TextProvenance(start=0, end=4),
+        heading_path=["Guide\n  Part", "Setup ----- notes"],
+    )
+    assert chunk.section_label() == "Guide Part > Setup - notes"
+    assert chunk.contextual_text == "Guide Part > Setup - notes\n\nbody"
+    bare = chunk.model_copy(update={"heading_path": []})
+    assert bare.section_label() is None and bare.contextual_text == "body"
+
+
+def test_node_record_needs_an_id_and_is_json_safe() -> None:
+    chunk = Chunk(
+        document_id=Document.node_id_for("x"), text="body", provenance=TextProvenance(start=0, end=4)
+    )
+    with pytest.raises(ValueError, match="has no id"):
+        chunk.to_node_record()
+    chunk.id = Chunk.id_for(document_id=chunk.document_id, provenance=chunk.provenance, index=0)
+    record = chunk.to_node_record()
+    assert record.id == str(chunk.id) and record.label == "Chunk"
+    assert record.properties["provenance"] == {"kind": "text", "start": 0, "end": 4}
+    import json
+
+    json.dumps(record.model_dump())

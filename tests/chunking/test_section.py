@@ -1,0 +1,150 @@
+"""Section chunker behaviour: packing, splitting, carry-over, tables, provenance."""
+
+from __future__ import annotations
+
+import pytest
+
+from chunking import (
+    ChunkingError,
+    Document,
+    PageProvenance,
+    Section,
+    SectionChunker,
+    Span,
+    TextProvenance,
+    Unit,
+)
+
+
+def layout(blocks: list[tuple[tuple[str, ...], str, str]], **extra: object) -> Document:
+    """Build a document whose units are joined by blank lines: (heading path, kind, text)."""
+    text = "\n\n".join(block for _, _, block in blocks)
+    sections: list[Section] = []
+    offset = 0
+    for path, kind, block in blocks:
+        rows: tuple[Span, ...] = ()
+        if kind == "table":
+            position, spans = 0, []
+            for line in block.split("\n"):
+                spans.append(Span(start=position, end=position + len(line)))
+                position += len(line) + 1
+            rows = tuple(spans)
+        unit = Unit(
+            text=block,
+            content_kind=kind,
+            start=offset,
+            end=offset + len(block),
+            rows=rows,
+            header_rows=1 if rows else 0,
+        )
+        if sections and sections[-1].heading_path == path:
+            sections[-1] = Section(heading_path=path, units=(*sections[-1].units, unit))
+        else:
+            sections.append(Section(heading_path=path, units=(unit,)))
+        offset += len(block) + 2
+    return Document.create(source_uri="mem://layout", text=text, sections=sections, kind="markdown", **extra)
+
+
+def test_section_packs_units_until_next_would_pass_size() -> None:
+    doc = layout([((), "text", "a" * 30), ((), "text", "b" * 30), ((), "text", "c" * 30)])
+    chunks = SectionChunker(size=64, min_size=0, tokenizer="character").chunk(doc)
+    # 30 + 2 (blank line) + 30 = 62 fits; adding 32 more would pass 64.
+    assert [c.text for c in chunks] == ["a" * 30 + "\n\n" + "b" * 30, "c" * 30]
+    assert [c.metadata["token_count"] for c in chunks] == [62, 30]
+    assert all(doc.text[c.provenance.start : c.provenance.end] == c.text for c in chunks)
+
+
+def test_section_size_counts_the_joining_blank_line() -> None:
+    doc = layout([((), "text", "a" * 31), ((), "text", "b" * 32)])
+    chunks = SectionChunker(size=64, min_size=0, tokenizer="character").chunk(doc)
+    assert len(chunks) == 2  # 31 + 2 + 32 = 65 > 64
+
+
+def test_section_splits_oversized_unit_at_sentence_boundaries() -> None:
+    sentence = "This sentence is exactly forty chars!! "
+    doc = layout([((), "text", (sentence * 5).strip())])
+    chunks = SectionChunker(size=90, tokenizer="character").chunk(doc)
+    assert len(chunks) >= 3
+    assert all(c.metadata["token_count"] <= 90 for c in chunks)
+    assert all(c.text.endswith("!!") for c in chunks)
+
+
+def test_section_small_chunk_carries_over_into_next_section() -> None:
+    doc = layout(
+        [(("A",), "heading", "# A"), (("A", "B"), "heading", "## B"), (("A", "B"), "text", "body " * 5)]
+    )
+    carried = SectionChunker(size=100, min_size=25, tokenizer="character").chunk(doc)
+    assert len(carried) == 1 and carried[0].text.startswith("# A\n\n## B")
+    assert carried[0].heading_path == ["A"]  # the headings that contain the whole chunk
+    separate = SectionChunker(size=100, min_size=0, tokenizer="character").chunk(doc)
+    assert [c.heading_path for c in separate] == [["A"], ["A", "B"]]
+    assert separate[0].content_kind == "heading"
+
+
+def test_section_default_min_size_is_a_quarter_of_size() -> None:
+    assert SectionChunker(size=400, tokenizer="character").effective_min_size == 100
+
+
+def test_section_table_never_mixes_with_text() -> None:
+    table = "| h1 | h2 |\n| 1 | 2 |"
+    doc = layout([((), "text", "intro"), ((), "table", table), ((), "text", "outro")])
+    chunks = SectionChunker(size=200, tokenizer="character").chunk(doc)
+    assert [c.text for c in chunks] == ["intro", table, "outro"]
+    assert [c.content_kind for c in chunks] == ["text", "table_row", "text"]
+
+
+def test_section_large_table_becomes_row_groups_repeating_header() -> None:
+    rows = [f"| row {i:02d} | value {i:02d} |" for i in range(20)]
+    table = "\n".join(["| name | value |", *rows])
+    doc = layout([((), "table", table)])
+    chunks = SectionChunker(size=100, tokenizer="character").chunk(doc)
+    assert len(chunks) > 1
+    assert all(c.text.startswith("| name | value |\n") for c in chunks)
+    assert all(c.metadata["token_count"] <= 100 for c in chunks)
+    assert chunks[0].metadata["exact_slice"] is True
+    assert all(c.metadata["exact_slice"] is False for c in chunks[1:])
+    body = [line for c in chunks for line in c.text.split("\n")[1:]]
+    assert body == rows  # every row once, in order
+    for chunk in chunks[1:]:  # the span covers the chunk's rows
+        span = doc.text[chunk.provenance.start : chunk.provenance.end]
+        assert chunk.text == "| name | value |\n" + span
+
+
+def test_section_mixed_text_and_page_units_is_an_error() -> None:
+    doc = Document.create(
+        source_uri="mem://mixed",
+        text="x\n\ny",
+        sections=[Section(units=(Unit(text="x", start=0, end=1), Unit(text="y", page=1)))],
+    )
+    with pytest.raises(ChunkingError, match="mixes units"):
+        SectionChunker(size=50, tokenizer="character").chunk(doc)
+
+
+def test_section_page_units_give_page_provenance() -> None:
+    doc = Document.create(
+        source_uri="mem://pdf",
+        text="one\fTwo",
+        sections=[Section(units=(Unit(text="one", page=1),)), Section(units=(Unit(text="two", page=2),))],
+        kind="pdf",
+    )
+    chunks = SectionChunker(size=50, tokenizer="character").chunk(doc)
+    assert len(chunks) == 1
+    assert chunks[0].provenance == PageProvenance(pages=(1, 2))
+    assert chunks[0].text == "one\n\ntwo"
+
+
+def test_section_text_provenance_spans_its_units() -> None:
+    doc = Document.from_text("alpha\n\nbeta\n\ngamma", source_uri="mem://t")
+    (chunk,) = SectionChunker(size=100, tokenizer="character").chunk(doc)
+    assert chunk.provenance == TextProvenance(start=0, end=len(doc.text))
+
+
+def test_section_joins_across_irregular_blank_lines_exactly() -> None:
+    doc = Document.from_text("alpha\r\n \r\nbeta", source_uri="mem://crlf")
+    (chunk,) = SectionChunker(size=100, tokenizer="character").chunk(doc)
+    assert chunk.text == doc.text and chunk.metadata["exact_slice"] is True
+
+
+def test_section_min_size_above_size_is_rejected() -> None:
+    with pytest.raises(ValueError, match="min_size"):
+        SectionChunker(size=10, min_size=11, tokenizer="character")
