@@ -124,7 +124,7 @@ def test_tokenizer_version_change_changes_fingerprint(monkeypatch: pytest.Monkey
 def test_unknown_tokenizer_fails_fast_listing_names() -> None:
     started = time.monotonic()
     with pytest.raises(
-        ValidationError, match="tokenizer\n.*use one of: character, word, cl100k_base, o200k_base"
+        ValidationError, match=r"tokenizer\n.*use one of: character, word, cl100k_base, o200k_base"
     ):
         SectionChunker(size=256, tokenizer="bert-base-uncased")
     assert time.monotonic() - started < 1.0
