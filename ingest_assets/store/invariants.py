@@ -35,21 +35,32 @@ def unique_ids(store: IngestStore, level: int) -> list[str]:
 
 def exact_slices(store: IngestStore, level: int) -> list[str]:
     """A text chunk's text equals the document text at its offsets (unless it says it is not a slice)."""
-    rows = store.query(
-        "SELECT c.plan_key, c.id, c.text, c.provenance, c.metadata, json_extract_string(d.body, '$.text') "
-        "FROM current_chunks c JOIN documents d "
-        "ON d.document_id = c.document_id AND d.version_id = c.version_id "
-        "WHERE c.level = ? AND json_extract_string(c.provenance, '$.kind') = 'text'",
-        [level],
-    )
-    bad = []
-    for plan, chunk_id, text, provenance, metadata, body in rows:
-        span = json.loads(provenance)
-        if json.loads(metadata).get("exact_slice", True) and body[span["start"] : span["end"]] != text:
-            bad.append(
-                f"{plan}: chunk {chunk_id} differs from the document text at {span['start']}..{span['end']}"
-            )
-    return bad[:LIMIT]
+    bad: list[str] = []
+    with store.connect() as con:
+        rows = con.execute(
+            "SELECT plan_key, id, text, provenance, metadata, document_id, version_id FROM current_chunks "
+            "WHERE level = ? AND json_extract_string(provenance, '$.kind') = 'text' "
+            "ORDER BY document_id, version_id",
+            [level],
+        ).fetchall()
+        key, body = None, ""
+        for plan, chunk_id, text, provenance, metadata, document_id, version_id in rows:
+            if key != (document_id, version_id):
+                # One document text at a time: a join would copy the whole text into every chunk row.
+                key = (document_id, version_id)
+                body = con.execute(
+                    "SELECT json_extract_string(body, '$.text') FROM documents "
+                    "WHERE document_id = ? AND version_id = ?",
+                    [document_id, version_id],
+                ).fetchone()[0]
+            span = json.loads(provenance)
+            if json.loads(metadata).get("exact_slice", True) and body[span["start"] : span["end"]] != text:
+                bad.append(
+                    f"{plan}: chunk {chunk_id} is not the document text at {span['start']}..{span['end']}"
+                )
+                if len(bad) >= LIMIT:
+                    break
+    return bad
 
 
 def budgets(store: IngestStore, level: int) -> list[str]:
