@@ -1,0 +1,83 @@
+"""DESIGN scenarios 9 and 10: a run killed mid-write, and two runs writing at once.
+
+Both use separate processes (DuckDB's lock is per process), so they are marked slow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ingest_assets.store import IngestStore, invariants
+from tests.ingest.conftest import SAMPLE, plan_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _command(tmp_path: Path, inbox: Path, name: str) -> tuple[list[str], dict[str, str]]:
+    home = tmp_path / f"home-{name}"
+    home.mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_HOME": str(home)}
+    args = [sys.executable, "-m", "ingest_assets.cli", "run", "--inbox", str(inbox), "--db",
+            str(tmp_path / "i.duckdb"), "--plans", str(tmp_path / "plans.yaml"), "--json"]  # fmt: skip
+    return args, env
+
+
+def _setup(tmp_path: Path) -> Path:
+    inbox = tmp_path / "inbox"
+    shutil.copytree(SAMPLE, inbox)
+    (tmp_path / "plans.yaml").write_text(yaml.safe_dump({"plans": {"default": plan_spec()}}))
+    return inbox
+
+
+def _assert_complete(tmp_path: Path, files: int) -> None:
+    store = IngestStore(tmp_path / "i.duckdb")
+    assert store.query("SELECT count(*) FROM current_documents")[0][0] == files
+    assert (
+        store.query("SELECT count(DISTINCT document_id) FROM current_chunks WHERE level = 0")[0][0] == files
+    )
+    duplicates = store.query(
+        "SELECT count(*) FROM (SELECT set_key, id FROM chunks GROUP BY ALL HAVING count(*) > 1)"
+    )
+    assert duplicates[0][0] == 0
+    assert invariants.no_orphans(store) == [] and invariants.unique_ids(store, 0) == []
+
+
+@pytest.mark.slow
+def test_two_runs_writing_at_once_both_succeed(tmp_path: Path) -> None:
+    inbox = _setup(tmp_path)
+    commands = [_command(tmp_path, inbox, name) for name in "ab"]
+    procs = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True) for args, env in commands]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    summaries = [json.loads(out) for out in outputs]
+    assert all(s["documents"]["failed"] == 0 for s in summaries)
+    _assert_complete(tmp_path, len(list(inbox.iterdir())))
+
+
+@pytest.mark.slow
+def test_run_killed_mid_write_then_rerun_is_complete(tmp_path: Path) -> None:
+    inbox = _setup(tmp_path)
+    args, env = _command(tmp_path, inbox, "a")
+    proc = subprocess.Popen(
+        args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    store_file = tmp_path / "i.duckdb"
+    deadline = time.monotonic() + 60
+    while not store_file.exists() and time.monotonic() < deadline:  # kill once writing has begun
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    _assert_complete(tmp_path, len(list(inbox.iterdir())))
