@@ -1,0 +1,161 @@
+"""Peak memory of a full ingestion on the corpus and on the corpus copied ten times.
+
+Run from the project root::
+
+    python benchmarks/bench_memory.py               # shared corpus, x1 and x10
+    python benchmarks/bench_memory.py --quick       # data/sample, x1 and x3: a smoke test
+
+Each measurement is a fresh child process on a fresh DuckDB file and DAGSTER_HOME: ``ingest run
+--json`` (end to end, Dagster included) and the engine alone (the steps the assets call). The
+peak resident set size comes from ``os.wait4`` (``ru_maxrss`` of that one child). The copies get
+distinct file names (``copy03-<name>``), so every copy is a separate document. The target
+(issue 6): the peak on ten times the corpus is at most 1.5x the peak on the corpus. Results go to
+``benchmarks/results/memory.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import ROOT, corpus_files, default_corpus, machine, table, write_json
+
+PLANS = """plans:
+  default:
+    routes:
+      chat:
+        parent: {strategy: turn-window, chunk_size: 1024}
+        child: {strategy: recursive, chunk_size: 256}
+      "*":
+        parent: {strategy: section, size: 1024}
+        child: {strategy: section, size: 256}
+"""
+
+# The engine alone, as the assets call it (no Dagster import).
+ENGINE_CHILD = """
+import json, sys, time
+from ingest_assets.engine import IngestEngine
+from ingest_assets.plans import load_plans
+from ingest_assets.store import IngestStore
+inbox, db, plans_file = sys.argv[1:4]
+started = time.perf_counter()
+plans = load_plans(plans_file)
+engine = IngestEngine(IngestStore(db), inbox, plans)
+engine.scan(); engine.parse(); engine.register_plans()
+for plan in plans:
+    engine.chunk_parents(plan.key); engine.chunk_children(plan.key); engine.build_graph(plan.key)
+print(json.dumps({"chunker_calls": engine.chunker_calls, "wall_seconds": time.perf_counter() - started}))
+"""
+
+
+def make_inbox(corpus: Path, target: Path, copies: int) -> tuple[int, int]:
+    files = corpus_files(corpus)
+    size = 0
+    for copy in range(copies):
+        for path in files:
+            relative = path.relative_to(corpus)
+            out = (
+                target
+                / relative.parent
+                / (f"copy{copy:02d}-{relative.name}" if copies > 1 else relative.name)
+            )
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, out)
+            size += path.stat().st_size
+    return len(files) * copies, size
+
+
+def measure(command: list[str], env: dict[str, str]) -> dict[str, Any]:
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    # wait4 gives this child's own rusage; reading the pipes first avoids a full-pipe deadlock.
+    stdout, stderr = child.stdout.read(), child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    if child.returncode:
+        raise RuntimeError(f"{command[2:4]} failed ({child.returncode}): {stderr[-2000:]}")
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    return {
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # Linux reports KiB
+        "seconds": round(wall, 2),
+        "chunker_calls": summary.get("chunker_calls"),
+        "current": summary.get("current"),
+    }
+
+
+def run(corpus: Path, copies: int, system: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix=f"bench-mem-{copies}-") as tmp:
+        root = Path(tmp)
+        files, size = make_inbox(corpus, root / "inbox", copies)
+        (root / "plans.yaml").write_text(PLANS)
+        home = root / "dagster_home"
+        home.mkdir()
+        shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
+        env = {**os.environ, "DAGSTER_HOME": str(home)}
+        inbox, db, plans = str(root / "inbox"), str(root / "ingest.duckdb"), str(root / "plans.yaml")
+        if system == "cli":
+            command = [sys.executable, "-m", "ingest_assets.cli", "run", "--inbox", inbox, "--db", db]
+            command += ["--plans", plans, "--json"]
+        else:
+            command = [sys.executable, "-c", ENGINE_CHILD, inbox, db, plans]
+        result = measure(command, env)
+        print(f"  {system} x{copies}: {result['peak_rss_mb']} MB, {result['seconds']} s", file=sys.stderr)
+        return {"copies": copies, "files": files, "megabytes": round(size / 1e6, 1), **result}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, help="folder of documents (default ../shared/corpus)")
+    parser.add_argument("--copies", type=int, help="the large run's copies (default 10; 3 with --quick)")
+    parser.add_argument("--system", action="append", choices=["cli", "engine"], help="repeatable")
+    parser.add_argument("--quick", action="store_true", help="data/sample: a smoke test")
+    parser.add_argument("--output", default="memory.json", help="file name under benchmarks/results")
+    args = parser.parse_args(argv)
+    corpus = args.corpus or default_corpus(args.quick)
+    copies = args.copies or (3 if args.quick else 10)
+    report: dict[str, Any] = {
+        "benchmark": "memory",
+        "machine": machine(),
+        "corpus": str(corpus),
+        "systems": {},
+    }
+    rows = []
+    for system in args.system or ["cli", "engine"]:
+        small, large = run(corpus, 1, system), run(corpus, copies, system)
+        growth = round(large["peak_rss_mb"] / small["peak_rss_mb"], 3)
+        report["systems"][system] = {"x1": small, f"x{copies}": large, "growth": growth}
+        name = "ingest run (end to end)" if system == "cli" else "engine (no Dagster)"
+        for entry in (small, large):
+            rows.append(
+                [
+                    name,
+                    f"x{entry['copies']}",
+                    entry["files"],
+                    entry["megabytes"],
+                    entry["peak_rss_mb"],
+                    entry["seconds"],
+                    f"{growth:.2f}x" if entry is large else "",
+                ]
+            )
+    text = table(["system", "corpus", "files", "MB", "peak RSS MB", "seconds", "peak growth"], rows)
+    print(text)
+    if not args.quick or args.output != "memory.json":
+        print(f"wrote {write_json(args.output, report | {'table': text})}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
