@@ -16,6 +16,7 @@ __all__ = [
     "TABLE_RENDERING_VERSION",
     "TURN_WINDOW_VERSION",
     "package_version",
+    "resolve",
 ]
 
 # The recursive splitter (chonkie's RecursiveChunker plus our exact-slice repair).
@@ -35,3 +36,14 @@ def package_version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "absent"
+
+
+def resolve(source: str) -> str:
+    """Return a version by source: ``"package:<dist>"`` or the name of a constant here.
+
+    Read at call time, so a bumped constant (or an upgraded package) moves every fingerprint
+    computed after it.
+    """
+    if source.startswith("package:"):
+        return package_version(source.removeprefix("package:"))
+    return str(globals()[source])

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator
 
+from chunking import versions
 from chunking.chunk import Chunk, TextProvenance
 from chunking.document import Document
 from chunking.errors import ChunkingError
@@ -33,8 +34,9 @@ class BaseChunker(BaseModel, ABC):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     strategy: ClassVar[str]
-    # Versions of the code paths this strategy runs; part of settings() and so of fingerprints.
-    code_versions: ClassVar[Mapping[str, str]] = {}
+    # Where the versions of the code paths this strategy runs come from (see
+    # ``chunking.versions.resolve``); part of settings() and so of fingerprints.
+    version_sources: ClassVar[Mapping[str, str]] = {}
 
     tokenizer: str = DEFAULT_TOKENIZER
 
@@ -70,8 +72,12 @@ class BaseChunker(BaseModel, ABC):
             value = getattr(self, name)
             data[name] = value.settings() if isinstance(value, BaseChunker) else value
         data["tokenizer"] = dict(self._tokenizer.identity)
-        data["versions"] = dict(self.code_versions)
+        data["versions"] = self.code_versions()
         return data
+
+    def code_versions(self) -> dict[str, str]:
+        """Return the versions of the code this chunker runs, read now from ``chunking.versions``."""
+        return {key: versions.resolve(source) for key, source in self.version_sources.items()}
 
     def fingerprint(self) -> str:
         """Return 16 hex characters of a hash of :meth:`settings`; equal settings, equal hash."""

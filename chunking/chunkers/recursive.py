@@ -21,7 +21,6 @@ from chunking.chunk import Chunk, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker
 from chunking.document import Document
 from chunking.errors import ChunkingError
-from chunking.versions import SPLITTER_VERSION, package_version
 
 __all__ = ["RecursiveChunker", "TextPiece"]
 
@@ -46,10 +45,7 @@ class RecursiveChunker(BaseChunker):
     """
 
     strategy: ClassVar[str] = "recursive"
-    code_versions: ClassVar[dict[str, str]] = {
-        "splitter": SPLITTER_VERSION,
-        "chonkie": package_version("chonkie"),
-    }
+    version_sources: ClassVar[dict[str, str]] = {"splitter": "SPLITTER_VERSION", "chonkie": "package:chonkie"}
 
     # Four tokens hold any single character in every tokenizer offered here.
     chunk_size: int = Field(default=512, ge=4)

@@ -28,12 +28,6 @@ from chunking.chunkers.base import BaseChunker
 from chunking.chunkers.recursive import RecursiveChunker
 from chunking.document import Document, Unit
 from chunking.errors import ChunkingError
-from chunking.versions import (
-    SECTION_PACKER_VERSION,
-    SPLITTER_VERSION,
-    TABLE_RENDERING_VERSION,
-    package_version,
-)
 
 __all__ = ["SectionChunker"]
 
@@ -74,11 +68,11 @@ class SectionChunker(BaseChunker):
     """
 
     strategy: ClassVar[str] = "section"
-    code_versions: ClassVar[dict[str, str]] = {
-        "packer": SECTION_PACKER_VERSION,
-        "splitter": SPLITTER_VERSION,
-        "table_rendering": TABLE_RENDERING_VERSION,
-        "chonkie": package_version("chonkie"),
+    version_sources: ClassVar[dict[str, str]] = {
+        "packer": "SECTION_PACKER_VERSION",
+        "splitter": "SPLITTER_VERSION",
+        "table_rendering": "TABLE_RENDERING_VERSION",
+        "chonkie": "package:chonkie",
     }
 
     size: int = Field(default=1024, ge=4)

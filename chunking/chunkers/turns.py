@@ -11,7 +11,6 @@ from chunking.chunkers.base import BaseChunker
 from chunking.chunkers.recursive import RecursiveChunker
 from chunking.document import Document, Section, Unit
 from chunking.tokenizers import DEFAULT_TOKENIZER
-from chunking.versions import TURN_WINDOW_VERSION
 
 __all__ = ["TurnWindowChunker"]
 
@@ -34,7 +33,7 @@ class TurnWindowChunker(BaseChunker):
     """
 
     strategy: ClassVar[str] = "turn-window"
-    code_versions: ClassVar[dict[str, str]] = {"turn_window": TURN_WINDOW_VERSION}
+    version_sources: ClassVar[dict[str, str]] = {"turn_window": "TURN_WINDOW_VERSION"}
 
     chunk_size: int = Field(default=256, ge=4)
     turn_overlap: int = Field(default=0, ge=0)

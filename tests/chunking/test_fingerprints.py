@@ -95,23 +95,21 @@ def test_settings_include_tokenizer_identity_and_versions() -> None:
 
 
 @pytest.mark.parametrize(
-    "constant", ["SPLITTER_VERSION", "SECTION_PACKER_VERSION", "TABLE_RENDERING_VERSION"]
+    ("constant", "chunker"),
+    [
+        ("SPLITTER_VERSION", RecursiveChunker(chunk_size=64)),
+        ("SECTION_PACKER_VERSION", SectionChunker(size=256)),
+        ("TABLE_RENDERING_VERSION", SectionChunker(size=256)),
+        ("TURN_WINDOW_VERSION", TurnWindowChunker(chunk_size=64)),
+        ("SPLITTER_VERSION", ParentChildChunker(parent=SectionChunker(size=256), child=RecursiveChunker())),
+    ],
 )
-def test_version_bump_changes_fingerprint(constant: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import chunking.chunkers.section as section_module
-
-    before = SectionChunker(size=256).fingerprint()
-    monkeypatch.setitem(section_module.SectionChunker.code_versions, _key_for(constant), "bumped")
-    assert SectionChunker(size=256).fingerprint() != before
-    assert hasattr(versions, constant)
-
-
-def _key_for(constant: str) -> str:
-    return {
-        "SPLITTER_VERSION": "splitter",
-        "SECTION_PACKER_VERSION": "packer",
-        "TABLE_RENDERING_VERSION": "table_rendering",
-    }[constant]
+def test_version_bump_changes_fingerprint(
+    constant: str, chunker: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = chunker.fingerprint()
+    monkeypatch.setattr(versions, constant, "bumped")
+    assert chunker.fingerprint() != before
 
 
 def test_tokenizer_version_change_changes_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
