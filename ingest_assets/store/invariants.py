@@ -12,15 +12,48 @@ from typing import Any
 from ingest_assets.store.store import IngestStore
 
 __all__ = [
+    "PER_SET_CHECKS",
     "budgets",
     "exact_slices",
     "graph_edges_resolve",
+    "mark_verified",
     "no_orphans",
     "parent_covers_children",
+    "pending_sets",
     "unique_ids",
 ]
 
 LIMIT = 20
+_ROLE = {1: "parent", 0: "child"}
+# Sets not yet verified: per-set checks with pending_only=True look at these alone.
+_PENDING = "AND m.set_key NOT IN (SELECT set_key FROM verified_sets)"
+
+
+def _chunks_sql(columns: str, level: int, pending_only: bool, extra: str = "") -> str:
+    """Current chunks of one level (with their set), optionally only from unverified sets."""
+    return (
+        f"SELECT {columns} FROM current_members m JOIN chunks c ON c.set_key = m.set_key "
+        f"WHERE m.role = '{_ROLE[level]}' {_PENDING if pending_only else ''} {extra}"
+    )
+
+
+def pending_sets(store: IngestStore) -> list[str]:
+    """Keys of current parent and child sets whose per-set invariants were never verified."""
+    rows = store.query(
+        "SELECT DISTINCT m.set_key FROM current_members m "
+        f"WHERE m.role IN ('parent', 'child') {_PENDING} ORDER BY 1"
+    )
+    return [r[0] for r in rows]
+
+
+def mark_verified(store: IngestStore, set_keys: list[str]) -> None:
+    """Record that ``set_keys`` passed the per-set invariants (they never change afterwards)."""
+    if set_keys:
+        with store.transaction() as con:
+            con.execute(
+                "INSERT OR IGNORE INTO verified_sets SELECT unnest(?::VARCHAR[]), now()::TIMESTAMP",
+                [set_keys],
+            )
 
 
 def unique_ids(store: IngestStore, level: int) -> list[str]:
@@ -33,15 +66,18 @@ def unique_ids(store: IngestStore, level: int) -> list[str]:
     return [f"{plan}: chunk {chunk_id} appears {n} times" for plan, chunk_id, n in rows]
 
 
-def exact_slices(store: IngestStore, level: int) -> list[str]:
+def exact_slices(store: IngestStore, level: int, *, pending_only: bool = False) -> list[str]:
     """A text chunk's text equals the document text at its offsets (unless it says it is not a slice)."""
     bad: list[str] = []
     with store.connect() as con:
         rows = con.execute(
-            "SELECT plan_key, id, text, provenance, metadata, document_id, version_id FROM current_chunks "
-            "WHERE level = ? AND json_extract_string(provenance, '$.kind') = 'text' "
-            "ORDER BY document_id, version_id",
-            [level],
+            _chunks_sql(
+                "m.plan_key, c.id, c.text, c.provenance, c.metadata, c.document_id, c.version_id",
+                level,
+                pending_only,
+                "AND json_extract_string(c.provenance, '$.kind') = 'text' "
+                "ORDER BY c.document_id, c.version_id",
+            )
         ).fetchall()
         key, body = None, ""
         for plan, chunk_id, text, provenance, metadata, document_id, version_id in rows:
@@ -63,23 +99,40 @@ def exact_slices(store: IngestStore, level: int) -> list[str]:
     return bad
 
 
-def budgets(store: IngestStore, level: int) -> list[str]:
-    """Every chunk's token count is within the size of the chunker that made it."""
+def budgets(store: IngestStore, level: int, *, pending_only: bool = False) -> list[str]:
+    """Every chunk is within the budget of the chunker that made it.
+
+    The budget is the chunker's ``size``/``chunk_size``, measured on ``token_count``; a turn
+    window measures its turns alone (``turn_tokens``), and a chunk a turn-window's fallback made
+    (``turn-window:<strategy>``) is held to the fallback's budget.
+    """
     plans = dict(store.query("SELECT plan_key, settings FROM plans WHERE live"))
-    limits: dict[tuple[str, str], int] = {}
+    chunkers: dict[tuple[str, str], dict[str, Any]] = {}
     for plan_key, settings in plans.items():
         for route in json.loads(settings).values():
-            for role, want in (("parent", 1), ("child", 0)):
-                if want == level:
-                    limits[(plan_key, _fingerprint_of(route[role]))] = _budget(route[role])
+            role = _ROLE[level]
+            chunkers[(plan_key, _fingerprint_of(route[role]))] = route[role]
     rows = store.query(
-        "SELECT plan_key, id, chunker_hash, token_count FROM current_chunks WHERE level = ?", [level]
+        _chunks_sql(
+            "m.plan_key, c.id, c.chunker, c.chunker_hash, c.token_count, "
+            "json_extract(c.metadata, '$.turn_tokens')::BIGINT",
+            level,
+            pending_only,
+        )
     )
     bad = []
-    for plan, chunk_id, fingerprint, tokens in rows:
-        budget = limits.get((plan, fingerprint))
-        if budget is not None and tokens is not None and tokens > budget:
-            bad.append(f"{plan}: chunk {chunk_id} holds {tokens} tokens, over its budget of {budget}")
+    for plan, chunk_id, chunker, fingerprint, tokens, turn_tokens in rows:
+        settings = chunkers.get((plan, fingerprint))
+        if settings is None or tokens is None:
+            continue
+        measured = tokens
+        if ":" in (chunker or "") and isinstance(settings.get("fallback"), dict):
+            settings = settings["fallback"]
+        elif turn_tokens is not None:
+            measured = turn_tokens
+        budget = _budget(settings)
+        if measured > budget:
+            bad.append(f"{plan}: chunk {chunk_id} holds {measured} tokens, over its budget of {budget}")
     return bad[:LIMIT]
 
 
@@ -104,13 +157,20 @@ def no_orphans(store: IngestStore) -> list[str]:
     return [f"{plan}: child {chunk_id} points at missing parent {parent}" for plan, chunk_id, parent in rows]
 
 
-def parent_covers_children(store: IngestStore) -> list[str]:
+def parent_covers_children(store: IngestStore, *, pending_only: bool = False) -> list[str]:
     """A text child's span lies inside its parent's span."""
     rows = store.query(
-        "SELECT c.plan_key, c.id, c.provenance, p.provenance FROM current_chunks c "
-        "JOIN current_chunks p ON p.plan_key = c.plan_key AND p.id = c.parent_id AND p.level = 1 "
-        "WHERE c.level = 0 AND json_extract_string(c.provenance, '$.kind') = 'text' "
-        "AND json_extract_string(p.provenance, '$.kind') = 'text'"
+        _chunks_sql(
+            "m.plan_key, c.id, c.provenance, p.provenance",
+            0,
+            pending_only,
+            "AND json_extract_string(c.provenance, '$.kind') = 'text' "
+            "AND json_extract_string(p.provenance, '$.kind') = 'text'",
+        ).replace(
+            "WHERE",
+            "JOIN current_chunks p ON p.plan_key = m.plan_key AND p.id = c.parent_id AND p.level = 1 WHERE",
+            1,
+        )
     )
     bad = []
     for plan, chunk_id, child, parent in rows:
@@ -132,3 +192,7 @@ def graph_edges_resolve(store: IngestStore) -> list[str]:
         [LIMIT],
     )
     return [f"{plan}: {kind} edge {a} -> {b} has a missing end" for plan, kind, a, b in rows]
+
+
+# The invariants that hold per chunk set, so a set verified once stays verified.
+PER_SET_CHECKS = ("exact_slices", "budgets", "parent_covers_children")

@@ -121,6 +121,14 @@ CREATE TABLE graph_edge_rows (
     properties JSON NOT NULL
 );
 
+-- Chunk sets whose per-set invariants (exact slices, budgets, children inside parents) held
+-- when checked. Sets never change once written, so each is checked once; a no-op run checks
+-- (and writes) nothing.
+CREATE TABLE verified_sets (
+    set_key     VARCHAR PRIMARY KEY,
+    verified_at TIMESTAMP NOT NULL
+);
+
 CREATE TABLE failure_log (
     source_uri   VARCHAR NOT NULL,
     content_hash VARCHAR NOT NULL,

@@ -1,0 +1,53 @@
+"""The invariant checks: they flag broken rows, accept what the chunkers promise, and verify
+each chunk set once so a no-op run checks and writes nothing."""
+
+from __future__ import annotations
+
+import json
+
+from ingest_assets.store import invariants
+from tests.ingest.conftest import Pipeline, plan_spec
+
+
+def test_checks_pass_and_verify_every_set_on_a_fresh_run(pipeline: Pipeline) -> None:
+    # Small turn windows: several turns per window, so the separators between turns push a
+    # window's full token count over chunk_size while its turns alone fit, as the design says.
+    turns = [{"speaker": "ana", "text": "x" * 95} for _ in range(9)]  # "ana: " + 95 = 100 chars
+    (pipeline.inbox / "even-turns.json").write_text(json.dumps({"title": "even", "turns": turns}))
+    pipeline.write_plans(default=plan_spec(chat_parent=300, chat_child=120))
+    pipeline.run()
+    store = pipeline.store
+    windows = pipeline.rows(
+        "SELECT count(*) FROM current_chunks WHERE chunker = 'turn-window' AND token_count > 300"
+    )[0][0]
+    assert windows > 0
+    assert invariants.budgets(store, 1) == []
+    # The multi-asset check marks sets verified only when every invariant held.
+    assert invariants.pending_sets(store) == []
+    verified = pipeline.rows("SELECT count(*) FROM verified_sets")[0][0]
+    assert verified == pipeline.rows("SELECT count(*) FROM chunk_sets")[0][0]
+
+
+def test_noop_run_checks_no_set_again(pipeline: Pipeline) -> None:
+    pipeline.run()
+    before = pipeline.rows("SELECT count(*), max(verified_at) FROM verified_sets")
+    pipeline.run()
+    assert pipeline.rows("SELECT count(*), max(verified_at) FROM verified_sets") == before
+
+
+def test_checks_flag_tampered_rows(pipeline: Pipeline) -> None:
+    pipeline.run()
+    store = pipeline.store
+    (chunk_id,) = pipeline.rows(
+        "SELECT id FROM current_chunks WHERE level = 0 AND json_extract_string(provenance, '$.kind') = 'text' "
+        "ORDER BY id LIMIT 1"
+    )[0]
+    with store.transaction() as con:
+        con.execute("UPDATE chunks SET text = 'tampered', token_count = 1000000 WHERE id = ?", [chunk_id])
+    assert any(str(chunk_id) in v for v in invariants.exact_slices(store, 0))
+    assert any(str(chunk_id) in v for v in invariants.budgets(store, 0))
+    # A verified set is not looked at again by the per-set checks of a run.
+    assert invariants.exact_slices(store, 0, pending_only=True) == []
+    with store.transaction() as con:
+        con.execute("DELETE FROM verified_sets")
+    assert invariants.exact_slices(store, 0, pending_only=True) != []
