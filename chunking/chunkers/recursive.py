@@ -61,16 +61,20 @@ class RecursiveChunker(BaseChunker):
             tokenizer=self._tokenizer.chonkie, chunk_size=self.chunk_size, min_characters_per_chunk=1
         )
 
-    def split(self, text: str) -> list[TextPiece]:
+    def split(self, text: str, tokens: int | None = None) -> list[TextPiece]:
         """Split ``text`` into pieces of at most ``chunk_size`` tokens that join back into it.
+
+        Args:
+            text: The text to split.
+            tokens: Its token count, when the caller already knows it (saves one count).
 
         Raises:
             ChunkingError: The pieces do not join back into the text (a splitter bug).
         """
         if not text:
             return []
-        count = self._tokenizer.count
-        tokens = count(text)
+        if tokens is None:
+            tokens = self._tokenizer.count(text)
         if tokens <= self.chunk_size:
             return [TextPiece(0, len(text), text, tokens)]
         pieces: list[TextPiece] = []
@@ -86,7 +90,7 @@ class RecursiveChunker(BaseChunker):
             raise ChunkingError("the recursive splitter lost or changed text; report this as a bug")
         return pieces
 
-    def split_trimmed(self, text: str) -> list[TextPiece]:
+    def split_trimmed(self, text: str, tokens: int | None = None) -> list[TextPiece]:
         """Split ``text`` into pieces without surrounding whitespace, each within the budget.
 
         Offsets are relative to ``text`` and ``text[start:end] == piece.text``; whitespace-only
@@ -94,7 +98,7 @@ class RecursiveChunker(BaseChunker):
         counted again and cut again if it no longer fits.
         """
         pieces: list[TextPiece] = []
-        for piece in self.split(text):
+        for piece in self.split(text, tokens):
             trimmed = _trim(text, piece.start, piece.end)
             if trimmed is None:
                 continue

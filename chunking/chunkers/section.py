@@ -113,6 +113,10 @@ class SectionChunker(BaseChunker):
         drafts: list[_Draft] = []
         open_draft: _Draft | None = None
         position = 0
+        # Bound once: this loop runs per unit, and private attributes of a pydantic model are
+        # looked up through __getattr__.
+        size, min_size, separator_tokens = self.size, self.effective_min_size, self._separator_tokens
+        text = document.text
         for section in document.sections:
             for unit in section.units:
                 path, tokens = section.heading_path, counts[position]
@@ -129,40 +133,42 @@ class SectionChunker(BaseChunker):
                         drafts.append(open_draft)
                         open_draft = None
                     drafts.append(_Draft([piece], piece.tokens))
-                open_draft = self._add(document, open_draft, pieces[-1], drafts) if pieces else open_draft
-            if open_draft and open_draft.tokens >= self.effective_min_size:
+                if not pieces:
+                    continue
+                piece = pieces[-1]
+                if open_draft is not None:
+                    separator = _separator(text, open_draft.pieces[-1], piece)
+                    cost = separator_tokens.get(separator)
+                    if cost is None:
+                        cost = separator_tokens[separator] = self.count_tokens(separator) if separator else 0
+                    joined = open_draft.tokens + cost + piece.tokens
+                    if joined <= size:
+                        open_draft.pieces.append(piece)
+                        open_draft.tokens = joined
+                        continue
+                    drafts.append(open_draft)
+                open_draft = _Draft([piece], piece.tokens)
+            if open_draft and open_draft.tokens >= min_size:
                 drafts.append(open_draft)
                 open_draft = None
         if open_draft:
             drafts.append(open_draft)
         return self._finish(document, drafts, paged)
 
-    def _add(self, document: Document, draft: _Draft | None, piece: _Piece, drafts: list[_Draft]) -> _Draft:
-        """Add ``piece`` to the open draft if it fits, else close the draft and open a new one."""
-        if draft is not None:
-            joined = draft.tokens + self._separator_cost(document, draft.pieces[-1], piece) + piece.tokens
-            if joined <= self.size:
-                draft.pieces.append(piece)
-                draft.tokens = joined
-                return draft
-            drafts.append(draft)
-        return _Draft([piece], piece.tokens)
-
-    def _separator_cost(self, document: Document, left: _Piece, right: _Piece) -> int:
-        separator = _separator(document, left, right)
-        cost = self._separator_tokens.get(separator)
-        if cost is None:
-            cost = self._separator_tokens[separator] = self.count_tokens(separator) if separator else 0
-        return cost
-
     def _unit_pieces(self, unit: Unit, path: tuple[str, ...], tokens: int) -> list[_Piece]:
         kind = _KIND_OF_UNIT.get(unit.content_kind, "text")
         if tokens <= self.size:
             return [_Piece(unit.text, unit.start, unit.end, unit.page, kind, path, tokens)]
-        return self._split_pieces(unit.text, unit.start, unit.page, kind, path)
+        return self._split_pieces(unit.text, unit.start, unit.page, kind, path, tokens)
 
     def _split_pieces(
-        self, text: str, base: int | None, page: int | None, kind: ContentKind, path: tuple[str, ...]
+        self,
+        text: str,
+        base: int | None,
+        page: int | None,
+        kind: ContentKind,
+        path: tuple[str, ...],
+        tokens: int | None = None,
     ) -> list[_Piece]:
         """Split an oversized text into trimmed pieces; offsets are shifted by ``base``."""
         return [
@@ -175,7 +181,7 @@ class SectionChunker(BaseChunker):
                 path,
                 part.token_count,
             )
-            for part in self._splitter.split_trimmed(text)
+            for part in self._splitter.split_trimmed(text, tokens)
         ]
 
     # ----------------------------------------------------------------------------- tables
@@ -326,8 +332,9 @@ class SectionChunker(BaseChunker):
         exact = not draft.header and not paged
         for index, piece in enumerate(pieces):
             if index:
-                separator = _separator(document, pieces[index - 1], piece)
-                if paged or (separator == _BLANK_LINE and not _is_gap(document, pieces[index - 1], piece)):
+                left = pieces[index - 1]
+                separator = _separator(document.text, left, piece)
+                if paged or document.text[left.end : piece.start] != separator:
                     exact = False
                 parts.append(separator)
             parts.append(piece.text)
@@ -375,19 +382,13 @@ def _check_positions(document: Document) -> bool:
     return without
 
 
-def _is_gap(document: Document, left: _Piece, right: _Piece) -> bool:
-    """True when the document text between two text pieces is whitespace (or nothing)."""
+def _separator(text: str, left: _Piece, right: _Piece) -> str:
+    """The text that joins two pieces: the document's own whitespace between them, else a blank
+    line (page pieces, or text a parser left out between them)."""
     if left.end is None or right.start is None or right.start < left.end:
-        return False
-    gap = document.text[left.end : right.start]
-    return not gap or gap.isspace()
-
-
-def _separator(document: Document, left: _Piece, right: _Piece) -> str:
-    """The text that joins two pieces: the document's own whitespace, else a blank line."""
-    if _is_gap(document, left, right):
-        return document.text[left.end : right.start]
-    return _BLANK_LINE
+        return _BLANK_LINE
+    gap = text[left.end : right.start]
+    return gap if not gap or gap.isspace() else _BLANK_LINE
 
 
 def _common_prefix(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
