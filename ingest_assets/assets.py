@@ -3,6 +3,7 @@ the step's stats as metadata; a run over a partition range (single-run backfill)
 its shards in one step.
 """
 
+import warnings
 from collections import defaultdict
 from typing import Any
 
@@ -11,6 +12,7 @@ from dagster import (
     AssetExecutionContext,
     AutomationCondition,
     BackfillPolicy,
+    BetaWarning,
     MaterializeResult,
     MetadataValue,
     MultiPartitionKey,
@@ -22,6 +24,10 @@ from ingest_assets.partitions import PLAN_DIMENSION, SHARD_DIMENSION, plan_shard
 from ingest_assets.resources import DuckDBStore
 
 __all__ = ["child_chunks", "documents", "graph_nodes", "parent_chunks", "sources"]
+
+# Single-run backfills and the shard partition mapping are marked beta; they are what makes one
+# run cover a whole key range, so they are used on purpose and their warning is noise here.
+warnings.filterwarnings("ignore", category=BetaWarning)
 
 # Writers take a slot of this pool; dagster.yaml limits every pool to one slot.
 WRITER_POOL = "duckdb_writer"
