@@ -91,13 +91,15 @@ def run_pipeline(
         PlanError: The plans file is invalid.
         RuntimeError: A run failed; the message names the failed steps.
     """
-    from ingest_assets.engine import SHARDS
+    from ingest_assets.engine import SHARDS, pipeline_limits
     from ingest_assets.factory import build_definitions
     from ingest_assets.partitions import PLAN_DIMENSION
 
     started = time.perf_counter()
+    pipeline_limits()  # a bad INGEST_MAX_* value fails here, before any run
     defs = build_definitions(database, inbox, plans_file)
     store = defs.resources["store"]
+    store.store().check()  # missing: created; unwritable, foreign or unknown schema: StoreError now
     keys = [plan.key for plan in store.plans()]
     instance = instance or _instance()
     known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
@@ -176,6 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
     run.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
+    for flag, variable, what in (
+        ("--max-bytes", "INGEST_MAX_BYTES", "bytes per file (default 16 MiB)"),
+        ("--max-pages", "INGEST_MAX_PAGES", "pages per PDF (default 2000)"),
+        ("--max-rows", "INGEST_MAX_ROWS", "CSV rows or chat turns per file (default 1,000,000)"),
+    ):
+        run.add_argument(flag, type=int, metavar="N", help=f"largest {what}; sets ${variable}")
     plans = commands.add_parser("plans", help="list plan keys with their settings")
     plans.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
     plans.add_argument("--json", action="store_true", help="print JSON")
@@ -191,12 +199,27 @@ def main(argv: list[str] | None = None) -> int:
                     for role in ("parent", "child"):
                         print(f"  {kind:>10} {role:<6} {json.dumps(route[role], sort_keys=True)}")
             return 0
+        for flag in ("max_bytes", "max_pages", "max_rows"):
+            value = getattr(args, flag)
+            if value is not None:
+                if value <= 0:
+                    raise ValueError(f"--{flag.replace('_', '-')} must be a positive number of {flag[4:]}")
+                os.environ[f"INGEST_{flag.upper()}"] = str(value)  # the resource's engines read it
         summary = run_pipeline(inbox=args.inbox, database=args.db, plans_file=args.plans)
     except PlanError as error:
         print(f"ingest: invalid plans: {error}", file=sys.stderr)
         return 2
-    except (RuntimeError, FileNotFoundError) as error:
+    except (RuntimeError, OSError, ValueError) as error:  # StoreError is a RuntimeError
         print(f"ingest: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # no traceback for the user; INGEST_DEBUG=1 shows it
+        if os.environ.get("INGEST_DEBUG"):
+            raise
+        print(
+            f"ingest: unexpected error {error!r}; run again with INGEST_DEBUG=1 for the traceback "
+            "and report it",
+            file=sys.stderr,
+        )
         return 1
     if args.json:
         print(json.dumps(summary, sort_keys=True))

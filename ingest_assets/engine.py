@@ -20,6 +20,8 @@ import importlib
 import itertools
 import json
 import os
+import re
+import stat as stat_module
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from uuid import UUID
 
 from chunking import Chunk, Document, ParseError
 from chunking.ids import settings_hash
-from chunking.parsers import parse_file
+from chunking.parsers import ParseLimits, parse_file
 from ingest_assets.plans import Plan, Route
 from ingest_assets.store import (
     ChunkSetWrite,
@@ -42,13 +44,70 @@ from ingest_assets.store import (
     SourceRow,
 )
 
-__all__ = ["SHARDS", "IngestEngine", "child_set_key", "graph_set_key", "parent_set_key", "shard_of"]
+__all__ = [
+    "LIMIT_ENV",
+    "SHARDS",
+    "IngestEngine",
+    "child_set_key",
+    "graph_set_key",
+    "parent_set_key",
+    "pipeline_limits",
+    "shard_of",
+]
 
 SHARD_COUNT = 8
 SHARDS: tuple[str, ...] = tuple(f"{i:02d}" for i in range(SHARD_COUNT))
 # Documents per read-chunk-write round: bounds memory and how long the file lock is held.
 BATCH_DOCUMENTS = 32
 PREVIEW_ROWS = 5
+
+# Per-document limits of the pipeline: environment variable -> (ParseLimits field, default).
+# The byte default is lower than the library's: a document's chunking time and memory grow with
+# its size (a 50 MB text file takes minutes and several GB to chunk), so the pipeline refuses
+# bigger files with a failure that names the limit, unless the limit is raised.
+LIMIT_ENV: dict[str, tuple[str, int]] = {
+    "INGEST_MAX_BYTES": ("max_bytes", 16 * 1024 * 1024),
+    "INGEST_MAX_PAGES": ("max_pages", 2000),
+    "INGEST_MAX_ROWS": ("max_rows", 1_000_000),
+}
+_FLAGS = {"max_bytes": "--max-bytes", "max_pages": "--max-pages", "max_rows": "--max-rows"}
+_OVER_LIMIT = re.compile(r"^(\d+) [\w ]+? is over the limit (max_\w+)=")
+
+
+def pipeline_limits(environ: dict[str, str] | None = None) -> ParseLimits:
+    """Return the parse limits of the pipeline: ``INGEST_MAX_BYTES``, ``INGEST_MAX_PAGES`` and
+    ``INGEST_MAX_ROWS`` from the environment, else the defaults in :data:`LIMIT_ENV`.
+
+    Raises:
+        ValueError: A variable is not a positive whole number; the message names it.
+    """
+    environ = os.environ if environ is None else environ
+    values = {}
+    for variable, (field, default) in LIMIT_ENV.items():
+        raw = environ.get(variable, "").strip().replace("_", "")
+        if not raw:
+            values[field] = default
+            continue
+        try:
+            values[field] = int(raw)
+        except ValueError:
+            values[field] = -1
+        if values[field] <= 0:
+            raise ValueError(f"{variable}={environ[variable]!r} is not a positive whole number")
+    return ParseLimits(**values)
+
+
+def _limit_message(error: ParseError) -> str:
+    """The failure message of a parse error; a limit error says how to raise the limit here."""
+    match = _OVER_LIMIT.match(error.reason)
+    if match is None:
+        return str(error)
+    value, field = match.groups()
+    variable = next(v for v, (f, _) in LIMIT_ENV.items() if f == field)
+    return (
+        f"{error.source}: {error.reason} (the pipeline limit {variable}; to ingest this file set "
+        f"{variable}={value} or more, or run `ingest run {_FLAGS[field]} {value}`)"
+    )
 
 
 def shard_of(document_id: UUID) -> str:
@@ -134,12 +193,20 @@ class IngestEngine:
         store: The DuckDB store.
         inbox: The folder scanned for sources (recursively; hidden files are skipped).
         plans: The live plans.
+        limits: Per-document parse limits; default :func:`pipeline_limits` (environment).
     """
 
-    def __init__(self, store: IngestStore, inbox: str | Path, plans: Sequence[Plan]) -> None:
+    def __init__(
+        self,
+        store: IngestStore,
+        inbox: str | Path,
+        plans: Sequence[Plan],
+        limits: ParseLimits | None = None,
+    ) -> None:
         self.store = store
         self.inbox = Path(inbox)
         self.plans = {plan.key: plan for plan in plans}
+        self.limits = limits or pipeline_limits()
         self.chunker_calls = 0
 
     # ------------------------------------------------------------------ plans
@@ -156,7 +223,9 @@ class IngestEngine:
         """Record new, changed and deleted files of the inbox in ``shards``.
 
         Files are hashed every time (size and mtime can lie); a row is written only when the
-        hash, size or deleted flag moved.
+        hash, size or deleted flag moved. Only regular files inside the inbox are read: symbolic
+        links (to files or folders, inside or outside the inbox), FIFOs, sockets and devices are
+        skipped and counted in ``skipped``, and so are names that are not valid UTF-8.
 
         Raises:
             FileNotFoundError: The inbox folder does not exist.
@@ -167,8 +236,9 @@ class IngestEngine:
         known = self.store.sources(shards)
         seen: set[str] = set()
         writes: list[SourceRow] = []
-        stats = {"files": 0, "new": 0, "changed": 0, "unchanged": 0, "deleted": 0}
-        for path in sorted(self._files()):
+        stats = {"files": 0, "new": 0, "changed": 0, "unchanged": 0, "deleted": 0, "skipped": 0}
+        files, stats["skipped"] = self._files()
+        for path in sorted(files):
             uri = path.as_uri()
             document_id = Document.node_id_for(uri)
             shard = shard_of(document_id)
@@ -210,12 +280,34 @@ class IngestEngine:
         self.store.write_sources(writes)
         return stats
 
-    def _files(self) -> Iterable[Path]:
-        for root, dirs, files in os.walk(self.inbox):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
+    def _files(self) -> tuple[list[Path], int]:
+        """Regular, non-hidden files under the inbox, never through a link; and how many were skipped.
+
+        ``os.walk`` does not descend into linked folders; a linked file would resolve to its
+        target (possibly outside the inbox, or a second name of an inbox file), and a FIFO would
+        block the hash, so both are skipped, using ``lstat`` (which does not follow links).
+        """
+        inbox = self.inbox.resolve()
+        found: list[Path] = []
+        skipped = 0
+        for root, dirs, files in os.walk(inbox, followlinks=False):
+            skipped += sum(1 for d in dirs if not d.startswith(".") and os.path.islink(os.path.join(root, d)))
+            dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(root, d))]
             for name in files:
-                if not name.startswith("."):
-                    yield Path(root, name).resolve()
+                if name.startswith("."):
+                    continue
+                path = Path(root, name)
+                try:
+                    mode = path.lstat().st_mode
+                    str(path).encode("utf-8")  # a name the store cannot hold as text
+                except (OSError, UnicodeEncodeError):
+                    skipped += 1
+                    continue
+                if not stat_module.S_ISREG(mode) or not path.resolve().is_relative_to(inbox):
+                    skipped += 1
+                    continue
+                found.append(path)
+        return found, skipped
 
     # ------------------------------------------------------------------ documents
 
@@ -234,7 +326,7 @@ class IngestEngine:
                 stats["deleted"] += 1
                 continue
             key = f"{source.content_hash}:{salt}"
-            if source.parse_key == key:
+            if source.parse_key == key or self._refused_under_same_limit(source.parse_key, key):
                 stats["unchanged"] += 1
             else:
                 pending.append((source, key))
@@ -243,14 +335,23 @@ class IngestEngine:
             failures: list[FailureWrite] = []
             for source, key in pending[start : start + BATCH_DOCUMENTS]:
                 try:
-                    document = parse_file(source.path)
+                    document = parse_file(source.path, limits=self.limits)
                 except ParseError as error:
+                    # A refusal over a limit is remembered under the limits in force, so raising
+                    # a limit retries exactly the files it refused; other failures per content.
+                    over = _OVER_LIMIT.match(error.reason)
                     failures.append(
-                        FailureWrite(source.uri, source.content_hash, "parse", str(error), parse_key=key)
+                        FailureWrite(
+                            source.uri,
+                            source.content_hash,
+                            "parse",
+                            _limit_message(error)[:2000],
+                            parse_key=f"{key}:{over[2]}={getattr(self.limits, over[2])}" if over else key,
+                        )
                     )
                     continue
                 except Exception as error:  # a parser bug must not stop the other documents
-                    message = f"{source.uri}: parser crashed ({error!r}); report it with the file"
+                    message = f"{source.uri}: parser crashed ({error!r}); report it with the file"[:2000]
                     failures.append(
                         FailureWrite(source.uri, source.content_hash, "parse", message, parse_key=key)
                     )
@@ -272,6 +373,13 @@ class IngestEngine:
             stats["parsed"] += len(documents)
             stats["failed"] += len(failures)
         return stats
+
+    def _refused_under_same_limit(self, parse_key: str | None, key: str) -> bool:
+        """Whether ``parse_key`` records a refusal of these bytes under the limit still in force."""
+        if not parse_key or not parse_key.startswith(key + ":"):
+            return False
+        field, _, value = parse_key[len(key) + 1 :].partition("=")
+        return field in ParseLimits.model_fields and str(getattr(self.limits, field)) == value
 
     # ------------------------------------------------------------------ chunking
 

@@ -101,7 +101,15 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             page_texts: list[str] = []
             sections: list[Section] = []
             for number in range(1, page_count + 1):
-                page = pdf[number - 1]
+                try:
+                    # Loading the page can fail too (a damaged page object), not only its text.
+                    page = pdf[number - 1]
+                except pdfium.PdfiumError as exc:
+                    raise ParseError(
+                        source_uri,
+                        f"page {number} cannot be loaded ({exc}): the PDF is corrupt or truncated",
+                        "re-download or re-export the file",
+                    ) from exc
                 try:
                     textpage = page.get_textpage()
                     try:

@@ -151,6 +151,23 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def _open_error(path: Path, error: Exception) -> str:
+    """A message for a store file that cannot be opened or written, other than a lock."""
+    text = str(error)
+    lower = text.lower()
+    if any(w in lower for w in ("permission denied", "not permitted", "read-only", "read only")):
+        return (
+            f"{path}: the store cannot be written ({text.strip()}); make the file and its folder "
+            "writable by this user, or pass another --db / INGEST_DUCKDB"
+        )
+    if "not a valid duckdb" in lower or "database file" in lower or "serializ" in lower:
+        return (
+            f"{path}: is not a DuckDB database this DuckDB {duckdb.__version__} can read "
+            f"({text.strip()}); pass another --db / INGEST_DUCKDB (nothing was written to it)"
+        )
+    return f"{path}: cannot open the store ({text.strip()}); check the path given to --db / INGEST_DUCKDB"
+
+
 def _is_lock_error(error: Exception) -> bool:
     text = str(error).lower()
     return "lock" in text or "conflicting" in text or "being used by another process" in text
@@ -187,15 +204,25 @@ class IngestStore:
                 self._ensure_schema(con)
                 yield con
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a folder, not a DuckDB file; pass a file path to --db")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(
+                f"{self.path}: cannot create the folder of the store ({error.strerror}); "
+                "pass a writable path to --db or set INGEST_DUCKDB"
+            ) from error
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.05
         while True:
             try:
                 con = duckdb.connect(str(self.path))
                 break
-            except (duckdb.IOException, duckdb.ConnectionException) as error:
-                if not _is_lock_error(error) or time.monotonic() > deadline:
+            except duckdb.Error as error:
+                if not _is_lock_error(error):
+                    raise StoreError(_open_error(self.path, error)) from error
+                if time.monotonic() > deadline:
                     raise StoreError(
                         f"{self.path}: cannot open the store ({error}); another process holds it "
                         f"longer than {self.lock_timeout:.0f} s: wait for it, or raise lock_timeout"
@@ -207,6 +234,20 @@ class IngestStore:
             yield con
         finally:
             con.close()
+
+    def check(self) -> None:
+        """Open the store once (creating it, or migrating an older schema) so a bad file fails early.
+
+        Raises:
+            StoreError: The file cannot be opened for writing, is not an ingest store, or has a
+                schema this code cannot use; the message says what to do.
+        """
+        with self.connect() as con:
+            try:
+                # A read-only file can be opened and read; the first write would fail mid-run.
+                con.execute("CHECKPOINT")
+            except duckdb.Error as error:
+                raise StoreError(_open_error(self.path, error)) from error
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -249,10 +290,18 @@ class IngestStore:
                         f"{SCHEMA_VERSION}; re-ingest into a new database file"
                     )
                 con.execute("BEGIN TRANSACTION")
-                con.execute(MIGRATIONS[version])
+                try:
+                    con.execute(MIGRATIONS[version])
+                    con.execute("INSERT INTO schema_version VALUES (?, ?)", [version + 1, _now()])
+                    con.execute("COMMIT")
+                except duckdb.Error as error:
+                    con.execute("ROLLBACK")
+                    raise StoreError(
+                        f"{self.path}: the migration from schema version {version} to {version + 1} "
+                        f"failed ({error}); it was rolled back and the file is unchanged: report it, "
+                        "or re-ingest into a new database file"
+                    ) from error
                 version += 1
-                con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, _now()])
-                con.execute("COMMIT")
         self._schema_checked = True
 
     @staticmethod
@@ -380,6 +429,13 @@ class IngestStore:
                 con.execute(
                     "UPDATE sources SET version_id = ?, parse_key = ?, updated_at = ? WHERE uri = ?",
                     [str(d.version_id), d.parse_key, now, d.uri],
+                )
+            if documents:
+                # A source that parses now (its file was fixed, or a limit was raised) no longer
+                # has a parse failure to show.
+                con.execute(
+                    "DELETE FROM failure_log WHERE stage = 'parse' AND list_contains(?, source_uri)",
+                    [[d.uri for d in documents]],
                 )
             for f in failures:
                 if f.parse_key is not None:
