@@ -1,0 +1,131 @@
+"""Faults: ``ingest run`` killed with SIGKILL at random points, and runs writing one DuckDB file at once.
+
+After every kill the store is consistent (no partial or duplicated set, unique ids, no orphans);
+the next run completes the work and reuses every set committed before the kill (created + reused
+counts). Concurrent runs (two plans files at once; a run started during another) both succeed,
+show no lock error, and lose no row. Separate processes, since DuckDB's lock is per process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from ingest_assets.store import IngestStore
+from tests.ingest.conftest import plan_spec
+from tests.reliability.conftest import (
+    FIGURES,
+    cli_command,
+    consistency_violations,
+    copy_sample,
+    missing_sets,
+    rows_lost,
+    write_plans,
+)
+
+
+def _committed(store: IngestStore) -> dict[str, int]:
+    if not store.path.exists():
+        return {"parent": 0, "child": 0, "parsed": 0}
+    members = dict(store.query("SELECT role, count(*) FROM plan_members GROUP BY role"))
+    parsed = store.query("SELECT count(*) FROM sources WHERE version_id IS NOT NULL")[0][0]
+    return {"parent": members.get("parent", 0), "child": members.get("child", 0), "parsed": parsed}
+
+
+def _kill_trials(tmp: Path, delays: list[float], seed: int) -> None:
+    """Kill ``ingest run`` after each delay on one store, check it, then complete it with one run."""
+    inbox = copy_sample(tmp / "inbox")
+    plans = write_plans(tmp / "plans.yaml")
+    db = tmp / "i.duckdb"
+    store = IngestStore(db)
+    for trial, delay in enumerate(delays):
+        args, env = cli_command(tmp, inbox, db, plans, home=f"home-killed-{trial}")
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)  # fmt: skip
+        time.sleep(delay)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        FIGURES["kill_trials"] += 1
+        if db.exists():
+            assert consistency_violations(store) == [], f"seed {seed}, killed after {delay:.1f} s"
+        FIGURES["kill_consistent"] += 1
+    before = _committed(store)
+    args, env = cli_command(tmp, inbox, db, plans, home="home-rerun")
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    files = len(list(inbox.iterdir()))
+    # Nothing committed is redone: exactly the missing sets are created, the rest reused.
+    assert summary["documents"]["parsed"] == files - before["parsed"]
+    for role in ("parent", "child"):
+        sets = summary["chunk_sets"][role]
+        assert sets == {"created": files - before[role], "reused": before[role]}, (role, before, seed)
+    assert consistency_violations(store) == [] and missing_sets(store) == []
+    assert store.query("SELECT count(*) FROM current_documents")[0][0] == files
+    FIGURES["kill_completed"] += len(delays)
+    FIGURES["kill_reused_sets"] += before["parent"] + before["child"]
+
+
+def test_sigkill_at_random_points_then_rerun_completes(tmp_path: Path) -> None:
+    # Default suite: two kills on one store (one early, one late in the run), one completing run.
+    rng = random.Random(20240601)
+    _kill_trials(tmp_path, [rng.uniform(3.0, 6.0), rng.uniform(6.0, 10.0)], seed=0)
+
+
+@pytest.mark.slow
+def test_twenty_sigkill_trials(tmp_path: Path) -> None:
+    # 20 trials on 10 stores (two kills each, then a completing run), two stores at a time.
+    def chain(seed: int) -> None:
+        rng = random.Random(seed)
+        folder = tmp_path / f"t{seed}"
+        folder.mkdir()
+        _kill_trials(folder, sorted([rng.uniform(0.5, 14.0), rng.uniform(0.5, 14.0)]), seed)
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(chain, range(10)))
+
+
+def _concurrent(tmp: Path, plan_files: list[Path], stagger: float) -> None:
+    inbox = copy_sample(tmp / "inbox")
+    db = tmp / "i.duckdb"
+    procs = []
+    for index, plans in enumerate(plan_files):
+        args, env = cli_command(tmp, inbox, db, plans, home=f"home{index}")
+        procs.append(
+            subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
+        time.sleep(stagger)
+    outputs = [p.communicate(timeout=600) for p in procs]
+    FIGURES["concurrent_runs"] += len(procs)
+    FIGURES["lock_errors"] += sum("lock" in err.lower() for _, err in outputs)
+    assert [p.returncode for p in procs] == [0] * len(procs), [err[-2000:] for _, err in outputs]
+    FIGURES["concurrent_ok"] += len(procs)
+    store = IngestStore(db)
+    lost = rows_lost(store)
+    FIGURES["rows_lost"] += lost
+    assert lost == 0 and missing_sets(store) == [] and consistency_violations(store) == []
+    live = {r[0] for r in store.query("SELECT plan_key FROM plans WHERE live")}
+    summaries = [json.loads(out) for out, _ in outputs]
+    assert {key for s in summaries for key in s["plans"]} <= live | {k for s in summaries for k in s["plans"]}
+
+
+@pytest.mark.slow
+def test_two_backfills_of_different_plans_at_once(tmp_path: Path) -> None:
+    a = write_plans(tmp_path / "a.yaml", small=plan_spec(child=150, chat_child=150))
+    b = write_plans(tmp_path / "b.yaml", large=plan_spec(parent=800, child=300))
+    _concurrent(tmp_path, [a, b], stagger=0.0)
+
+
+@pytest.mark.slow
+def test_a_run_started_during_another_run(tmp_path: Path) -> None:
+    plans = write_plans(tmp_path / "plans.yaml")
+    _concurrent(tmp_path, [plans, plans], stagger=5.0)
