@@ -8,6 +8,8 @@ that stored the parents can redo only the children after a change of child setti
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Self
 
@@ -95,10 +97,11 @@ class ParentChildChunker(BaseModel):
         fingerprint = self.child.fingerprint()
         children: list[Chunk] = []
         seen: set[Any] = set()
+        unit_index = _UnitIndex(document)
         for parent in sorted(parents, key=lambda p: p.index):
             if parent.id is None:
                 raise ChunkingError(f"{document.source_uri}: parent chunk {parent.index} has no id")
-            part = restrict_to_parent(document, parent)
+            part = restrict_to_parent(document, parent, unit_index)
             for raw in self.child._chunk(part):
                 provenance = raw.provenance
                 if isinstance(parent.provenance, PageProvenance):
@@ -152,12 +155,49 @@ def _check_inside(document: Document, parent: Chunk, child: Chunk) -> None:
         )
 
 
-def restrict_to_parent(document: Document, parent: Chunk) -> Document:
+class _UnitIndex:
+    """The text units and turns of a document sorted by offset, to find those inside a span
+    by bisection instead of scanning the whole document once per parent."""
+
+    def __init__(self, document: Document) -> None:
+        entries = sorted(
+            ((unit.start, unit.end, position, order), (section.heading_path, unit))
+            for position, section in enumerate(document.sections)
+            for order, unit in enumerate(section.units)
+            if unit.start is not None and unit.end is not None
+        )
+        self.starts = [key[0] for key, _ in entries]
+        self.units = entries
+        # Largest end so far: units may nest or overlap, so bisect on a running maximum.
+        self.max_ends = list(itertools.accumulate((key[1] for key, _ in entries), max))
+        self.turns = sorted(document.turns or (), key=lambda t: (t.start, t.end))
+        self.turn_starts = [t.start for t in self.turns]
+        self.turn_max_ends = list(itertools.accumulate((t.end for t in self.turns), max))
+
+    def units_in(self, start: int, end: int) -> list[tuple[int, tuple[str, ...], Unit]]:
+        """Units overlapping ``[start, end)``, with their section position and heading path."""
+        first = bisect.bisect_right(self.max_ends, start)
+        last = bisect.bisect_left(self.starts, end)
+        return [
+            (key[2], path, unit)
+            for key, (path, unit) in self.units[first:last]
+            if key[0] < end and key[1] > start
+        ]
+
+    def turns_in(self, start: int, end: int) -> list[Turn]:
+        """Turns overlapping ``[start, end)``."""
+        first = bisect.bisect_right(self.turn_max_ends, start)
+        last = bisect.bisect_left(self.turn_starts, end)
+        return [t for t in self.turns[first:last] if t.end > start]
+
+
+def restrict_to_parent(document: Document, parent: Chunk, index: _UnitIndex | None = None) -> Document:
     """Return ``document`` cut down to what a parent chunk covers, for its child chunker.
 
     For a text parent the text stays whole (so offsets stay absolute) and sections, units, table
     rows and turns are clipped to the parent's span. For a page parent the document becomes the
-    parent's text as one unit on the parent's first page.
+    parent's text as one unit on the parent's first page. Pass an index built once per document
+    when restricting it to many parents.
     """
     provenance = parent.provenance
     if isinstance(provenance, PageProvenance):
@@ -169,17 +209,17 @@ def restrict_to_parent(document: Document, parent: Chunk) -> Document:
                 "turns": None,
             }
         )
+    index = index or _UnitIndex(document)
     start, end = provenance.start, provenance.end
-    sections = []
-    for section in document.sections:
-        units = tuple(
-            clipped
-            for unit in section.units
-            if unit.start is not None and unit.end is not None and unit.start < end and unit.end > start
-            if (clipped := _clip_unit(unit, start, end)) is not None
-        )
-        if units:
-            sections.append(Section(heading_path=section.heading_path, units=units))
+    grouped: dict[int, tuple[tuple[str, ...], list[Unit]]] = {}
+    for position, path, unit in index.units_in(start, end):
+        clipped = _clip_unit(unit, start, end)
+        if clipped is not None:
+            grouped.setdefault(position, (path, []))[1].append(clipped)
+    sections = [
+        Section.model_construct(heading_path=path, units=tuple(units))
+        for _, (path, units) in sorted(grouped.items())
+    ]
     if not sections:
         sections = [
             Section(
@@ -190,15 +230,14 @@ def restrict_to_parent(document: Document, parent: Chunk) -> Document:
     turns = None
     if document.turns is not None:
         turns = tuple(
-            Turn(speaker=t.speaker, start=max(t.start, start), end=min(t.end, end))
-            for t in document.turns
-            if t.start < end and t.end > start
+            Turn.model_construct(speaker=t.speaker, start=max(t.start, start), end=min(t.end, end))
+            for t in index.turns_in(start, end)
         )
     return document.model_copy(update={"sections": tuple(sections), "turns": turns})
 
 
 def _clip_unit(unit: Unit, start: int, end: int) -> Unit | None:
-    """Clip a text unit to ``[start, end)``, trimmed; keep the table rows wholly inside."""
+    """Clip a text unit to ``[start, end)``, trimmed, with its table rows clipped alike."""
     assert unit.start is not None and unit.end is not None
     if unit.start >= start and unit.end <= end:
         return unit
@@ -209,15 +248,19 @@ def _clip_unit(unit: Unit, start: int, end: int) -> Unit | None:
     if not text:
         return None
     new_start = clip_start + lead
-    shift = new_start - unit.start
+    shift, length = new_start - unit.start, len(text)
+    # Rows cut by the span are kept, cut too: dropping them would drop their text. Only header
+    # rows wholly inside are still repeated as a header.
     rows = tuple(
-        Span(start=r.start - shift, end=r.end - shift)
+        Span(start=max(r.start - shift, 0), end=min(r.end - shift, length))
         for r in unit.rows
-        if r.start >= shift and r.end - shift <= len(text)
+        if r.end - shift > 0 and r.start - shift < length
     )
-    kept_header = sum(
-        1 for r in unit.rows[: unit.header_rows] if r.start >= shift and r.end - shift <= len(text)
-    )
+    kept_header = 0
+    for r in unit.rows[: unit.header_rows]:
+        if r.start < shift or r.end - shift > length:
+            break
+        kept_header += 1
     return unit.model_copy(
         update={
             "text": text,

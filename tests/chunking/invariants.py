@@ -94,10 +94,15 @@ def check_flat(chunker: BaseChunker, document: Document, chunks: list[Chunk], *,
                 continue
             start, end = chunk.provenance.start, chunk.provenance.end
             for turn in document.turns:
-                if turn.start < turn.end and document.text[turn.start : turn.end].strip():
-                    inside = start <= turn.start and turn.end <= end
-                    outside = turn.end <= start or end <= turn.start
-                    assert inside or outside, "a window boundary falls inside a turn"
+                said = document.text[turn.start : turn.end]
+                if not said.strip():
+                    continue
+                # The turn's content: whitespace at its edges is not part of what was said.
+                first = turn.start + len(said) - len(said.lstrip())
+                last = turn.end - (len(said) - len(said.rstrip()))
+                inside = start <= first and last <= end
+                outside = last <= start or end <= first
+                assert inside or outside, "a window boundary falls inside a turn"
 
 
 def check_leveled(leveler: ParentChildChunker, document: Document, chunks: list[Chunk]) -> None:
