@@ -7,13 +7,16 @@ bpe-openai's Rust counter (same ranks, same counts, 2-3x faster than tiktoken's 
 the fallback), and chonkie's adapter counts with that same function. Any other name fails at
 once with a :class:`~chunking.errors.TokenizerError` that lists the names that work (chonkie's own
 loader would try a model-hub download first, which hangs or fails on an offline machine).
+
+A name is checked when it is asked for; the BPE rank files are read on the first count, so
+building chunkers, settings and fingerprints (a plan file, a no-op pipeline run) costs nothing.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from chonkie.tokenizer import AutoTokenizer, CharacterTokenizer, TiktokenAutoTokenizer, WordTokenizer
@@ -29,22 +32,53 @@ AVAILABLE_TOKENIZERS: tuple[str, ...] = ("character", "word", *_BPE_NAMES)
 
 
 @dataclass(frozen=True, eq=False)
+class _Backend:
+    """What counting needs, once loaded."""
+
+    chonkie: Any
+    count: Callable[[str], int]
+    count_many: Callable[[Sequence[str]], list[int]]
+
+
 class Tokenizer:
-    """A loaded tokenizer: its name, identity for fingerprints, and fast counting.
+    """A tokenizer by name: its identity for fingerprints, and exact counting.
 
     Attributes:
-        name: The name it was loaded by.
-        identity: Backend and version facts that change the counts (part of fingerprints).
-        chonkie: The chonkie tokenizer object, for chonkie's chunkers.
-        count: Return the number of tokens in one text.
-        count_many: Return the counts of many texts (batched where the backend can).
+        name: The name it was asked for by.
+        identity: Backend and version facts that change the counts (part of fingerprints),
+            known without loading anything.
     """
 
-    name: str
-    identity: dict[str, str]
-    chonkie: Any = field(repr=False)
-    count: Callable[[str], int] = field(repr=False)
-    count_many: Callable[[Sequence[str]], list[int]] = field(repr=False)
+    def __init__(self, name: str, identity: dict[str, str], load: Callable[[], _Backend]) -> None:
+        self.name = name
+        self.identity = identity
+        self._load = load
+        self._backend: _Backend | None = None
+
+    def __repr__(self) -> str:
+        return f"Tokenizer({self.name!r})"
+
+    def _ready(self) -> _Backend:
+        backend = self._backend
+        if backend is None:
+            with _lock:
+                if self._backend is None:
+                    self._backend = self._load()
+                backend = self._backend
+        return backend
+
+    @property
+    def chonkie(self) -> Any:
+        """The chonkie tokenizer object, for chonkie's chunkers (counts like :meth:`count`)."""
+        return self._ready().chonkie
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text``."""
+        return self._ready().count(text)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Return the token count of each text."""
+        return self._ready().count_many(texts)
 
 
 _cache: dict[str, Tokenizer] = {}
@@ -66,28 +100,31 @@ def load_tokenizer(name: str) -> Tokenizer:
 
 def _load(name: str) -> Tokenizer:
     chonkie_version = package_version("chonkie")
-    if name == "character":
-        return _from_chonkie(name, CharacterTokenizer(), {"backend": "chonkie", "chonkie": chonkie_version})
-    if name == "word":
-        return _from_chonkie(name, WordTokenizer(), {"backend": "chonkie", "chonkie": chonkie_version})
+    if name in ("character", "word"):
+        kind = CharacterTokenizer if name == "character" else WordTokenizer
+        identity = {"name": name, "backend": "chonkie", "chonkie": chonkie_version}
+        return Tokenizer(name, identity, lambda: _from_chonkie(kind()))
     if name in _BPE_NAMES:
-        return _load_bpe(name)
+        identity = {
+            "name": name,
+            # Counts come from bpe-openai's Rust crate (tiktoken's encode when it cannot be had:
+            # the same counts); tiktoken encodes for chonkie's token windows. Both are named, so
+            # either upgrade moves the fingerprints.
+            "backend": "bpe-openai",
+            "bpe-openai": package_version("bpe-openai"),
+            "tiktoken": package_version("tiktoken"),
+        }
+        return Tokenizer(name, identity, lambda: _load_bpe(name))
     raise TokenizerError(
         f"tokenizer {name!r} is not available offline; use one of: {', '.join(AVAILABLE_TOKENIZERS)}"
     )
 
 
-def _from_chonkie(name: str, tokenizer: Any, identity: dict[str, str]) -> Tokenizer:
+def _from_chonkie(tokenizer: Any) -> _Backend:
     wrapped = AutoTokenizer(tokenizer)
     # chonkie's character tokenizer counts len(text); call len directly (no wrapper frames).
     count = len if isinstance(tokenizer, CharacterTokenizer) else wrapped.count_tokens
-    return Tokenizer(
-        name=name,
-        identity={"name": name, **identity},
-        chonkie=wrapped,
-        count=count,
-        count_many=lambda texts: [count(t) for t in texts],
-    )
+    return _Backend(chonkie=wrapped, count=count, count_many=lambda texts: [count(t) for t in texts])
 
 
 class _CountingTiktoken(TiktokenAutoTokenizer):
@@ -117,8 +154,8 @@ class _CountingTiktoken(TiktokenAutoTokenizer):
         return [count(t) for t in texts]
 
 
-def _rust_counter(name: str) -> tuple[Callable[[str], int], str] | None:
-    """bpe-openai's own Rust counter for ``name`` and its version, or None when unavailable.
+def _rust_counter(name: str) -> Callable[[str], int] | None:
+    """bpe-openai's own Rust counter for ``name``, or None when unavailable.
 
     It counts without building a token list and is 2-3x faster than tiktoken's encode; its
     counts were checked equal to tiktoken's ``encode_ordinary`` on the whole shared corpus
@@ -129,12 +166,12 @@ def _rust_counter(name: str) -> tuple[Callable[[str], int], str] | None:
 
         if name not in _bindings.supported_encodings():
             return None
-        return _bindings.tokenizer_for_encoding(name).count, _bindings.RUST_BACKEND_VERSION
+        return _bindings.tokenizer_for_encoding(name).count
     except (ImportError, AttributeError, OSError, ValueError, RuntimeError):
         return None
 
 
-def _load_bpe(name: str) -> Tokenizer:
+def _load_bpe(name: str) -> _Backend:
     import tiktoken
     from bpe_openai import registry
 
@@ -148,24 +185,13 @@ def _load_bpe(name: str) -> Tokenizer:
         special_tokens={},
     )
     encode = encoding.encode_ordinary
-    identity = {
-        "name": name,
-        "backend": "tiktoken",
-        "tiktoken": package_version("tiktoken"),
-        "ranks": f"bpe-openai {package_version('bpe-openai')}",
-    }
-    rust = _rust_counter(name)
-    if rust is None:
+    rust_count = _rust_counter(name)
+    if rust_count is None:
 
         def count(text: str) -> int:
             return len(encode(text))
 
     else:
-        rust_count, rust_version = rust
-        # Counts come from bpe-openai's Rust crate; tiktoken still encodes for chonkie's token
-        # windows. Both are named, so either upgrade moves the fingerprints.
-        identity["backend"] = "bpe-openai"
-        identity["bpe-openai-rust"] = rust_version
 
         def count(text: str) -> int:
             try:
@@ -178,10 +204,4 @@ def _load_bpe(name: str) -> Tokenizer:
         # call, which cost more than the counting itself for a document's units (profiled).
         return [count(t) for t in texts]
 
-    return Tokenizer(
-        name=name,
-        identity=identity,
-        chonkie=_CountingTiktoken(encoding, count),
-        count=count,
-        count_many=count_many,
-    )
+    return _Backend(chonkie=_CountingTiktoken(encoding, count), count=count, count_many=count_many)

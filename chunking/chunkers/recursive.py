@@ -50,16 +50,17 @@ class RecursiveChunker(BaseChunker):
     # Four tokens hold any single character in every tokenizer offered here.
     chunk_size: int = Field(default=512, ge=4)
 
-    _splitter: Any = PrivateAttr()
+    _splitter: Any = PrivateAttr(default=None)
 
-    def model_post_init(self, context: Any) -> None:
-        """Load the tokenizer and build chonkie's splitter once."""
-        super().model_post_init(context)
-        # min_characters_per_chunk=1: chonkie's default of 24 glues short splits to neighbours,
-        # which is merging, and merging is ours to do under the budget.
-        self._splitter = ChonkieRecursiveChunker(
-            tokenizer=self._tokenizer.chonkie, chunk_size=self.chunk_size, min_characters_per_chunk=1
-        )
+    def _chonkie_splitter(self) -> Any:
+        """chonkie's splitter, built on first use (it needs the loaded tokenizer)."""
+        if self._splitter is None:
+            # min_characters_per_chunk=1: chonkie's default of 24 glues short splits to
+            # neighbours, which is merging, and merging is ours to do under the budget.
+            self._splitter = ChonkieRecursiveChunker(
+                tokenizer=self._tokenizer.chonkie, chunk_size=self.chunk_size, min_characters_per_chunk=1
+            )
+        return self._splitter
 
     def split(self, text: str, tokens: int | None = None) -> list[TextPiece]:
         """Split ``text`` into pieces of at most ``chunk_size`` tokens that join back into it.
@@ -78,7 +79,7 @@ class RecursiveChunker(BaseChunker):
         if tokens <= self.chunk_size:
             return [TextPiece(0, len(text), text, tokens)]
         pieces: list[TextPiece] = []
-        for chonkie_chunk in self._splitter.chunk(text):
+        for chonkie_chunk in self._chonkie_splitter().chunk(text):
             start, end = chonkie_chunk.start_index, chonkie_chunk.end_index
             if text[start:end] != chonkie_chunk.text:
                 # chonkie's offsets drifted (a decoded token window): cut the rest ourselves.
