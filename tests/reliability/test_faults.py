@@ -113,9 +113,14 @@ def _concurrent(tmp: Path, plan_files: list[Path], stagger: float) -> None:
     lost = rows_lost(store)
     FIGURES["rows_lost"] += lost
     assert lost == 0 and missing_sets(store) == [] and consistency_violations(store) == []
-    live = {r[0] for r in store.query("SELECT plan_key FROM plans WHERE live")}
-    summaries = [json.loads(out) for out, _ in outputs]
-    assert {key for s in summaries for key in s["plans"]} <= live | {k for s in summaries for k in s["plans"]}
+    # Each plans file makes only its own plans live (the other run's plan is retired, its rows
+    # kept): every plan either run wrote holds a parent, child and graph set for every document.
+    files = len(list(inbox.iterdir()))
+    for key in {key for out, _ in outputs for key in json.loads(out)["plans"]}:
+        roles = dict(
+            store.query("SELECT role, count(*) FROM plan_members WHERE plan_key = ? GROUP BY role", [key])
+        )
+        assert roles == {"parent": files, "child": files, "graph": files}, (key, roles)
 
 
 @pytest.mark.slow
