@@ -22,10 +22,9 @@ import json
 import os
 import re
 import stat as stat_module
-import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, wraps
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -174,6 +173,21 @@ def _chunk_row(set_key: str, version_id: UUID, chunk: Chunk) -> dict[str, Any]:
     }
 
 
+def _step(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run an engine step on one store connection (opened at its start, closed at its end).
+
+    The connection holds DuckDB's file lock for the step; between steps it is released, so
+    another process can write.
+    """
+
+    @wraps(method)
+    def wrapper(self: IngestEngine, *args: Any, **kwargs: Any) -> Any:
+        with self.store.session():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 @dataclass(frozen=True)
 class _Item:
     """One current document in a chunking step."""
@@ -211,6 +225,7 @@ class IngestEngine:
 
     # ------------------------------------------------------------------ plans
 
+    @_step
     def register_plans(self) -> list[str]:
         """Make the engine's plans the live ones in the store; returns newly live keys."""
         return self.store.sync_plans(
@@ -219,6 +234,7 @@ class IngestEngine:
 
     # ------------------------------------------------------------------ sources
 
+    @_step
     def scan(self, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
         """Record new, changed and deleted files of the inbox in ``shards``.
 
@@ -303,7 +319,9 @@ class IngestEngine:
                 except (OSError, UnicodeEncodeError):
                     skipped += 1
                     continue
-                if not stat_module.S_ISREG(mode) or not path.resolve().is_relative_to(inbox):
+                # Inside the inbox by construction: ``root`` comes from walking the resolved
+                # inbox without entering linked folders, and the file itself is no link.
+                if not stat_module.S_ISREG(mode):
                     skipped += 1
                     continue
                 found.append(path)
@@ -311,6 +329,7 @@ class IngestEngine:
 
     # ------------------------------------------------------------------ documents
 
+    @_step
     def parse(self, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
         """Parse every current source in ``shards`` whose bytes (or parsers) changed since last time.
 
@@ -401,6 +420,7 @@ class IngestEngine:
                 f"plan {plan_key!r} is not in the plans file; live plans: {sorted(self.plans)}"
             ) from None
 
+    @_step
     def chunk_parents(self, plan_key: str, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
         """Point ``plan_key`` at a parent set for each current document in ``shards``; chunk missing sets."""
         plan = self._plan(plan_key)
@@ -429,6 +449,7 @@ class IngestEngine:
 
         return self._run_step(plan_key, "parent", items, keys, lambda i: "", make, unrouted)
 
+    @_step
     def chunk_children(self, plan_key: str, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
         """Point ``plan_key`` at a child set for every document whose current parent set it holds."""
         plan = self._plan(plan_key)
@@ -550,6 +571,7 @@ class IngestEngine:
 
     # ------------------------------------------------------------------ graph
 
+    @_step
     def build_graph(self, plan_key: str, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
         """Point ``plan_key`` at graph records (document, chunk nodes; HAS_CHUNK, PARENT_OF, NEXT edges)."""
         plan = self._plan(plan_key)
@@ -631,17 +653,12 @@ class IngestEngine:
 
     # ------------------------------------------------------------------ reporting
 
+    @_step
     def token_stats(self, set_keys: Sequence[str]) -> dict[str, Any]:
-        """Token-size stats and a short preview over the given (stored) sets."""
-        rows = self.store.chunk_sizes(set_keys)
-        counts = [r[0] for r in rows if r[0] is not None]
-        preview = [
-            {"document": r[1][-40:], "index": r[2], "tokens": r[0], "text": r[3]} for r in rows[:PREVIEW_ROWS]
+        """Token-size stats and a short preview over the given (stored) sets, computed in SQL."""
+        stats = self.store.chunk_size_stats(set_keys, PREVIEW_ROWS)
+        stats["preview"] = [
+            {"document": uri[-40:], "index": index, "tokens": tokens, "text": text}
+            for tokens, uri, index, text in stats["preview"]
         ]
-        return {
-            "chunks": len(rows),
-            "tokens_min": min(counts, default=0),
-            "tokens_mean": round(statistics.fmean(counts), 1) if counts else 0.0,
-            "tokens_max": max(counts, default=0),
-            "preview": preview,
-        }
+        return stats

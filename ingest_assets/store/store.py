@@ -14,6 +14,7 @@ Contracts:
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -188,17 +189,56 @@ class IngestStore:
         self.lock_timeout = lock_timeout
         self._connect_factory = connect
         self._schema_checked = False
+        self._folder_ready = False
+        # The connection of the open session (see :meth:`session`), per thread: DuckDB
+        # connections are not shared between threads.
+        self._local = threading.local()
 
     # ------------------------------------------------------------------ connections, schema
+
+    @contextmanager
+    def session(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Keep one connection open for the calls made inside this block (one engine step).
+
+        Every :meth:`connect` / :meth:`transaction` inside the block uses it instead of opening
+        and closing the file per call; nested sessions reuse the outer one. The connection holds
+        DuckDB's file lock, so callers keep a session to one step and close it between steps:
+        another process waiting on the lock gets in then.
+
+        Raises:
+            StoreError: As :meth:`connect`.
+        """
+        current = getattr(self._local, "con", None)
+        if current is not None:
+            yield current
+            return
+        with self._open() as con:
+            self._local.con = con
+            try:
+                yield con
+            finally:
+                self._local.con = None
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """Yield a writable connection with the schema in place, retrying a locked file.
 
+        Inside :meth:`session` this is the session's connection (left open); otherwise a new
+        connection, closed on exit.
+
         Raises:
             StoreError: The file stayed locked past ``lock_timeout`` or has a schema this code
                 cannot use.
         """
+        current = getattr(self._local, "con", None)
+        if current is not None:
+            yield current
+            return
+        with self._open() as con:
+            yield con
+
+    @contextmanager
+    def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         if self._connect_factory is not None:
             with self._connect_factory() as con:
                 self._ensure_schema(con)
@@ -206,13 +246,15 @@ class IngestStore:
             return
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a folder, not a DuckDB file; pass a file path to --db")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise StoreError(
-                f"{self.path}: cannot create the folder of the store ({error.strerror}); "
-                "pass a writable path to --db or set INGEST_DUCKDB"
-            ) from error
+        if not self._folder_ready:  # once per store object, not per connection
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreError(
+                    f"{self.path}: cannot create the folder of the store ({error.strerror}); "
+                    "pass a writable path to --db or set INGEST_DUCKDB"
+                ) from error
+            self._folder_ready = True
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.05
         while True:
@@ -566,6 +608,43 @@ class IngestStore:
                 'WHERE list_contains(?, c.set_key) ORDER BY d.source_uri, c."index"',
                 [keys],
             ).fetchall()
+
+    def chunk_size_stats(self, set_keys: Iterable[str], preview_rows: int = 5) -> dict[str, Any]:
+        """Aggregate token counts of the chunks in the sets, in SQL, plus the first chunks.
+
+        Returns:
+            ``chunks`` (rows), ``tokens_min`` / ``tokens_mean`` / ``tokens_max`` over non-null
+            counts (0 when none), and ``preview``: (token_count, source_uri, index, first 60
+            characters) of the first ``preview_rows`` chunks by source URI and index (the same
+            rows :meth:`chunk_sizes` starts with), without reading every chunk's text.
+        """
+        keys = sorted(set(set_keys))
+        if not keys:
+            return {"chunks": 0, "tokens_min": 0, "tokens_mean": 0.0, "tokens_max": 0, "preview": []}
+        with self.connect() as con:
+            count, low, mean, high = con.execute(
+                "SELECT count(*), min(token_count), avg(token_count), max(token_count) FROM chunks "
+                "WHERE set_key IN (SELECT unnest(?::VARCHAR[]))",
+                [keys],
+            ).fetchone()
+            preview = con.execute(
+                "WITH first_sets AS ("
+                "  SELECT s.set_key, d.source_uri FROM chunk_sets s "
+                "  JOIN documents d ON d.document_id = s.document_id AND d.version_id = s.version_id "
+                "  WHERE s.set_key IN (SELECT unnest(?::VARCHAR[])) AND s.chunk_count > 0 "
+                "  ORDER BY d.source_uri LIMIT ?) "
+                'SELECT c.token_count, f.source_uri, c."index", left(c.text, 60) FROM chunks c '
+                "JOIN first_sets f ON f.set_key = c.set_key "
+                'ORDER BY f.source_uri, c."index" LIMIT ?',
+                [keys, preview_rows, preview_rows],
+            ).fetchall()
+        return {
+            "chunks": count,
+            "tokens_min": low if low is not None else 0,
+            "tokens_mean": round(mean, 1) if mean is not None else 0.0,
+            "tokens_max": high if high is not None else 0,
+            "preview": preview,
+        }
 
     def write_chunk_sets(self, sets: Sequence[ChunkSetWrite], members: Sequence[MemberWrite]) -> int:
         """Write new chunk sets and point plans at sets, all in one transaction.
