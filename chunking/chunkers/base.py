@@ -144,7 +144,9 @@ class BaseChunker(BaseModel, ABC):
                     chunker_hash=fingerprint,
                     level=chunk.level,
                 )
-            placed.append(chunk.model_copy(update=updates))
+            # The strategy's chunks are fresh objects of ours: set the placement in place.
+            chunk.__dict__.update(updates)
+            placed.append(chunk)
         self.validate_chunks(document, placed)
         return placed
 
