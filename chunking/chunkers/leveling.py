@@ -236,6 +236,21 @@ def restrict_to_parent(document: Document, parent: Chunk, index: _UnitIndex | No
     return document.model_copy(update={"sections": tuple(sections), "turns": turns})
 
 
+class _RowOffsets:
+    """Row start and end offsets of a table unit, computed once per unit object."""
+
+    _cache: ClassVar[dict[int, tuple[Unit, list[int], list[int]]]] = {}
+
+    @classmethod
+    def of(cls, unit: Unit) -> tuple[list[int], list[int]]:
+        cached = cls._cache.get(id(unit))
+        if cached is None or cached[0] is not unit:  # the unit is held, so its id stays its own
+            if len(cls._cache) > 64:
+                cls._cache.clear()
+            cached = cls._cache[id(unit)] = (unit, [r.start for r in unit.rows], [r.end for r in unit.rows])
+        return cached[1], cached[2]
+
+
 def _clip_unit(unit: Unit, start: int, end: int) -> Unit | None:
     """Clip a text unit to ``[start, end)``, trimmed, with its table rows clipped alike."""
     assert unit.start is not None and unit.end is not None
@@ -251,10 +266,13 @@ def _clip_unit(unit: Unit, start: int, end: int) -> Unit | None:
     shift, length = new_start - unit.start, len(text)
     # Rows cut by the span are kept, cut too: dropping them would drop their text. Only header
     # rows wholly inside are still repeated as a header.
+    # Rows are in order: bisect to those the clip overlaps (a table can hold 100k rows and be
+    # clipped once per parent).
+    starts, ends = _RowOffsets.of(unit)
+    first = bisect.bisect_right(ends, shift)
+    last = bisect.bisect_left(starts, shift + length)
     rows = tuple(
-        Span(start=max(r.start - shift, 0), end=min(r.end - shift, length))
-        for r in unit.rows
-        if r.end - shift > 0 and r.start - shift < length
+        Span(start=max(r.start - shift, 0), end=min(r.end - shift, length)) for r in unit.rows[first:last]
     )
     kept_header = 0
     for r in unit.rows[: unit.header_rows]:
