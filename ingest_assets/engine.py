@@ -22,14 +22,18 @@ import json
 import os
 import re
 import stat as stat_module
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache, wraps
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from pydantic import TypeAdapter
+
 from chunking import Chunk, Document, ParseError
+from chunking.chunk import PageProvenance, TextProvenance
 from chunking.ids import settings_hash
 from chunking.parsers import ParseLimits, parse_file
 from ingest_assets.plans import Plan, Route
@@ -55,9 +59,13 @@ __all__ = [
 ]
 
 SHARD_COUNT = 8
+_DATETIME_ADAPTER: TypeAdapter[datetime] = TypeAdapter(datetime)
 SHARDS: tuple[str, ...] = tuple(f"{i:02d}" for i in range(SHARD_COUNT))
-# Documents per read-chunk-write round: bounds memory and how long the file lock is held.
+# A read-chunk-write round closes at this many documents or this many bytes of source (parse)
+# or text (chunking, graph), whichever comes first: memory per round stays bounded whatever the
+# corpus holds (ten copies of the largest file next to each other included).
 BATCH_DOCUMENTS = 32
+BATCH_BYTES = 8 * 1024 * 1024
 PREVIEW_ROWS = 5
 
 # Per-document limits of the pipeline: environment variable -> (ParseLimits field, default).
@@ -173,6 +181,55 @@ def _chunk_row(set_key: str, version_id: UUID, chunk: Chunk) -> dict[str, Any]:
     }
 
 
+def _stored_chunk(row: dict[str, Any]) -> Chunk:
+    """A ``Chunk`` from a row of our own store, without validation (it was validated when made)."""
+    provenance = row["provenance"]
+    if provenance["kind"] == "text":
+        prov: Any = TextProvenance.model_construct(start=provenance["start"], end=provenance["end"])
+    else:
+        prov = PageProvenance.model_construct(
+            pages=tuple(provenance["pages"]), boxes=tuple(tuple(b) for b in provenance.get("boxes", ()))
+        )
+    return Chunk.model_construct(**{**row, "provenance": prov, "heading_path": list(row["heading_path"])})
+
+
+def _json_provenance(provenance: dict[str, Any]) -> dict[str, Any]:
+    """Stored provenance JSON (keys sorted) in the models' field order, as ``model_dump`` gives it."""
+    if provenance["kind"] == "text":
+        return {"kind": "text", "start": provenance["start"], "end": provenance["end"]}
+    return {"kind": "page", "pages": provenance["pages"], "boxes": provenance.get("boxes", [])}
+
+
+def _node_properties(row: dict[str, Any]) -> dict[str, Any]:
+    """``Chunk.to_node_record().properties`` of a stored chunk row, built from the row itself."""
+    parent_id = row["parent_id"]
+    return {
+        "document_id": str(row["document_id"]),
+        "index": row["index"],
+        "text": row["text"],
+        "provenance": _json_provenance(row["provenance"]),
+        "heading_path": list(row["heading_path"]),
+        "section_label": Chunk.section_label(_Headings(row["heading_path"])),  # type: ignore[arg-type]
+        "content_kind": row["content_kind"],
+        "chunker": row["chunker"],
+        "chunker_hash": row["chunker_hash"],
+        "level": row["level"],
+        "parent_id": str(parent_id) if parent_id is not None else None,
+        "metadata": row["metadata"],
+        "created_at": _json_datetime(row["created_at"]),
+    }
+
+
+@dataclass(frozen=True)
+class _Headings:
+    heading_path: Sequence[str]
+
+
+def _json_datetime(value: Any) -> str:
+    """A stored (naive UTC) timestamp as pydantic's JSON mode writes it."""
+    return _DATETIME_ADAPTER.dump_python(value, mode="json")
+
+
 def _step(method: Callable[..., Any]) -> Callable[..., Any]:
     """Run an engine step on one store connection (opened at its start, closed at its end).
 
@@ -188,6 +245,22 @@ def _step(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _batches(items: Sequence[Any], size_of: Callable[[Any], int]) -> Iterator[list[Any]]:
+    """Consecutive batches of at most BATCH_DOCUMENTS items and (unless one item is bigger)
+    BATCH_BYTES of ``size_of``."""
+    batch: list[Any] = []
+    total = 0
+    for item in items:
+        size = max(size_of(item), 0)
+        if batch and (len(batch) >= BATCH_DOCUMENTS or total + size > BATCH_BYTES):
+            yield batch
+            batch, total = [], 0
+        batch.append(item)
+        total += size
+    if batch:
+        yield batch
+
+
 @dataclass(frozen=True)
 class _Item:
     """One current document in a chunking step."""
@@ -198,6 +271,7 @@ class _Item:
     uri: str
     content_hash: str
     route: Route
+    text_length: int = 0
 
 
 class IngestEngine:
@@ -349,10 +423,10 @@ class IngestEngine:
                 stats["unchanged"] += 1
             else:
                 pending.append((source, key))
-        for start in range(0, len(pending), BATCH_DOCUMENTS):
+        for batch in _batches(pending, lambda pair: pair[0].size):
             documents: list[DocumentWrite] = []
             failures: list[FailureWrite] = []
-            for source, key in pending[start : start + BATCH_DOCUMENTS]:
+            for source, key in batch:
                 try:
                     document = parse_file(source.path, limits=self.limits)
                 except ParseError as error:
@@ -404,12 +478,13 @@ class IngestEngine:
 
     def _items(self, plan: Plan, shards: Iterable[str]) -> tuple[list[_Item], int]:
         items, unrouted = [], 0
-        for document_id, version_id, kind, _shard, uri, digest in self.store.current_documents(shards):
+        for row in self.store.current_documents(shards):
+            document_id, version_id, kind, _shard, uri, digest, length = row
             route = plan.route_for(kind)
             if route is None:
                 unrouted += 1
                 continue
-            items.append(_Item(document_id, version_id, kind, uri, digest, route))
+            items.append(_Item(document_id, version_id, kind, uri, digest, route, length))
         return items, unrouted
 
     def _plan(self, plan_key: str) -> Plan:
@@ -477,7 +552,7 @@ class IngestEngine:
             sets, failures = [], []
             for item in batch:
                 document = bodies[f"{item.document_id}/{item.version_id}"]
-                parent_chunks = [Chunk.model_validate(row) for row in rows.get(based_on(item), [])]
+                parent_chunks = [_stored_chunk(row) for row in rows.get(based_on(item), [])]
                 try:
                     self.chunker_calls += 1
                     chunks = item.route.leveler.chunk_children(document, parent_chunks)
@@ -547,8 +622,7 @@ class IngestEngine:
             else:
                 todo.append(item)
         self.store.write_chunk_sets([], relink)
-        for start in range(0, len(todo), BATCH_DOCUMENTS):
-            batch = todo[start : start + BATCH_DOCUMENTS]
+        for batch in _batches(todo, lambda item: item.text_length):
             bodies = {
                 key: Document.model_validate_json(body)
                 for key, body in self.store.document_bodies(
@@ -605,8 +679,8 @@ class IngestEngine:
             else:
                 todo.append((item, parent, child, key, member))
         self.store.write_graph_sets([], relink)
-        for start in range(0, len(todo), BATCH_DOCUMENTS):
-            batch = todo[start : start + BATCH_DOCUMENTS]
+        # Parents and children each hold about the document's text, the node records again.
+        for batch in _batches(todo, lambda entry: 3 * entry[0].text_length):
             rows = self.store.chunk_rows_many([k for _, p, c, _, _ in batch for k in (p, c)])
             sets = [
                 self._graph_write(item, parent, child, key, rows) for item, parent, child, key, _ in batch
@@ -619,8 +693,10 @@ class IngestEngine:
     def _graph_write(
         item: _Item, parent: str, child: str, key: str, rows: dict[str, list[dict]]
     ) -> GraphSetWrite:
-        parents = [Chunk.model_validate(r) for r in rows.get(parent, [])]
-        kids = [Chunk.model_validate(r) for r in rows.get(child, [])]
+        """Graph records of one document, straight from its stored rows (no ``Chunk`` objects):
+        the same records ``Chunk.to_node_record`` gives."""
+        parents = rows.get(parent, [])
+        kids = rows.get(child, [])
         doc_id = str(item.document_id)
         nodes = [
             {
@@ -631,22 +707,28 @@ class IngestEngine:
                 ),
             }
         ]
-        for chunk in (*parents, *kids):
-            record = chunk.to_node_record()
+        for row in (*parents, *kids):
+            if row["id"] is None:
+                raise ValueError(f"chunk {row['index']} of document {doc_id} has no id")
             nodes.append(
-                {"id": record.id, "label": record.label, "properties": json.dumps(record.properties)}
+                {
+                    "id": str(row["id"]),
+                    "label": "ParentChunk" if row["level"] else "Chunk",
+                    "properties": json.dumps(_node_properties(row)),
+                }
             )
+        parent_ids = [str(p["id"]) for p in parents]
+        kid_ids = [str(c["id"]) for c in kids]
         edges = [
-            {"source_id": doc_id, "target_id": str(p.id), "type": "HAS_CHUNK", "properties": "{}"}
-            for p in parents
+            {"source_id": doc_id, "target_id": p, "type": "HAS_CHUNK", "properties": "{}"} for p in parent_ids
         ]
         edges += [
-            {"source_id": str(c.parent_id), "target_id": str(c.id), "type": "PARENT_OF", "properties": "{}"}
-            for c in kids
+            {"source_id": str(c["parent_id"]), "target_id": i, "type": "PARENT_OF", "properties": "{}"}
+            for c, i in zip(kids, kid_ids, strict=True)
         ]
-        for level in (parents, kids):
+        for level in (parent_ids, kid_ids):
             edges += [
-                {"source_id": str(a.id), "target_id": str(b.id), "type": "NEXT", "properties": "{}"}
+                {"source_id": a, "target_id": b, "type": "NEXT", "properties": "{}"}
                 for a, b in itertools.pairwise(level)
             ]
         return GraphSetWrite(key, item.document_id, item.version_id, parent, child, nodes, edges)

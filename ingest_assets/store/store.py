@@ -518,11 +518,12 @@ class IngestStore:
             ).fetchall()
         return {(a, b) for a, b in rows}
 
-    def current_documents(self, shards: Iterable[str]) -> list[tuple[UUID, UUID, str, str, str, str]]:
-        """Return (document_id, version_id, kind, shard, source_uri, content_hash) of current documents."""
+    def current_documents(self, shards: Iterable[str]) -> list[tuple[UUID, UUID, str, str, str, str, int]]:
+        """Return (document_id, version_id, kind, shard, source_uri, content_hash, text_length)
+        of current documents."""
         with self.connect() as con:
             return con.execute(
-                "SELECT document_id, version_id, kind, shard, source_uri, content_hash "
+                "SELECT document_id, version_id, kind, shard, source_uri, content_hash, text_length "
                 "FROM current_documents "
                 "WHERE list_contains(?, shard) ORDER BY source_uri",
                 [sorted(shards)],
