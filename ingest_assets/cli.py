@@ -72,6 +72,18 @@ def _execute(job: Any, instance: Any, start: str, end: str) -> dict[str, dict[st
     return _metadata_of(result)
 
 
+# The resource's defaults (ingest_assets.resources imports dagster; this path must not when
+# nothing is pending). tests/ingest/test_pending.py keeps them equal.
+DEFAULT_DATABASE = "data/ingest.duckdb"
+DEFAULT_INBOX = "data/sample"
+DEFAULT_PLANS = "plans.yaml"
+LOCK_TIMEOUT_SECONDS = 120.0
+
+
+def _outside(shards: list[str], low: str, high: str) -> list[str]:
+    return [s for s in shards if not low <= s <= high]
+
+
 def run_pipeline(
     *,
     inbox: str | None = None,
@@ -80,6 +92,12 @@ def run_pipeline(
     instance: Any = None,
 ) -> dict[str, Any]:
     """Materialize every asset for every plan of the plans file and return the summary.
+
+    The engine first says (read-only) which partitions have work; only those ranges are run
+    (one partition-range run of ``documents_job`` over the shards with source work, one of
+    ``chunks_job`` per plan over its shards with work), so an up-to-date store launches no run
+    and imports no Dagster. Skipped shards are reported as what a run would report for them
+    (unchanged, reused).
 
     Args:
         inbox: Folder of sources (default ``$INGEST_INBOX`` or ``data/sample``).
@@ -91,58 +109,99 @@ def run_pipeline(
         PlanError: The plans file is invalid.
         RuntimeError: A run failed; the message names the failed steps.
     """
-    from ingest_assets.engine import SHARDS, pipeline_limits
-    from ingest_assets.factory import build_definitions
-    from ingest_assets.partitions import PLAN_DIMENSION
+    from ingest_assets.engine import SHARDS, IngestEngine, pipeline_limits
+    from ingest_assets.store import IngestStore
 
     started = time.perf_counter()
     pipeline_limits()  # a bad INGEST_MAX_* value fails here, before any run
-    defs = build_definitions(database, inbox, plans_file)
-    store = defs.resources["store"]
-    store.store().check()  # missing: created; unwritable, foreign or unknown schema: StoreError now
-    keys = [plan.key for plan in store.plans()]
-    instance = instance or _instance()
-    known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
-    missing = [key for key in keys if key not in known]
-    if missing:  # a run may only name registered keys
-        instance.add_dynamic_partitions(PLAN_DIMENSION, missing)
-    for retired in sorted(known - set(keys)):
-        instance.delete_dynamic_partition(PLAN_DIMENSION, retired)
-    meta = _execute(defs.resolve_job_def("documents_job"), instance, SHARDS[0], SHARDS[-1])
+    database = database or os.environ.get("INGEST_DUCKDB") or DEFAULT_DATABASE
+    inbox = inbox or os.environ.get("INGEST_INBOX") or DEFAULT_INBOX
+    plans_file = plans_file or os.environ.get("INGEST_PLANS") or DEFAULT_PLANS
+    plans = load_plans(plans_file)
+    keys = [plan.key for plan in plans]
+    view = IngestStore(database, lock_timeout=LOCK_TIMEOUT_SECONDS)
+    view.check()  # missing: created; unwritable, foreign or unknown schema: StoreError now
+    todo = IngestEngine(view, inbox, plans).pending(SHARDS)
+    idle = todo["idle"]
     summary: dict[str, Any] = {
-        "documents": {
-            "parsed": meta["documents"]["parsed"],
-            "unchanged": meta["documents"]["unchanged"],
-            "failed": meta["documents"]["failed"],
-            "deleted": meta["sources"]["deleted"],
-        },
-        "sources": {k: meta["sources"][k] for k in ("files", "new", "changed", "unchanged", "deleted")},
+        "documents": {"parsed": 0, "unchanged": 0, "failed": 0, "deleted": 0},
+        "sources": {"files": 0, "new": 0, "changed": 0, "unchanged": 0, "deleted": 0},
         "chunk_sets": {"parent": {"created": 0, "reused": 0}, "child": {"created": 0, "reused": 0}},
         "graph_sets": {"created": 0, "reused": 0},
         "chunk_failures": 0,
         "chunker_calls": 0,
         "plans": keys,
     }
-    chunks_job = defs.resolve_job_def("chunks_job")
+    runs = None
+    if todo["documents"] or todo["chunks"]:
+        runs = _Runs(database, inbox, plans_file, keys, instance)
+    if todo["documents"]:
+        low, high = todo["documents"][0], todo["documents"][-1]
+        meta = runs.execute("documents_job", low, high)
+        for field in ("parsed", "unchanged", "failed"):
+            summary["documents"][field] += meta["documents"][field]
+        summary["documents"]["deleted"] += meta["sources"]["deleted"]
+        for field in summary["sources"]:
+            summary["sources"][field] += meta["sources"][field]
+        skipped = _outside(list(SHARDS), low, high)
+    else:
+        skipped = list(SHARDS)
+    for shard in skipped:
+        summary["documents"]["unchanged"] += idle[shard]["unchanged"]
+        summary["sources"]["files"] += idle[shard]["files"]
+        summary["sources"]["unchanged"] += idle[shard]["files"]
     for key in keys:
-        meta = _execute(chunks_job, instance, f"{key}|{SHARDS[0]}", f"{key}|{SHARDS[-1]}")
-        for asset, role in (("parent_chunks", "parent"), ("child_chunks", "child")):
+        shards = todo["chunks"].get(key)
+        if shards:
+            low, high = shards[0], shards[-1]
+            meta = runs.execute("chunks_job", f"{key}|{low}", f"{key}|{high}")
+            for asset, role in (("parent_chunks", "parent"), ("child_chunks", "child")):
+                for field in ("created", "reused"):
+                    summary["chunk_sets"][role][field] += meta[asset][field]
+                summary["chunk_failures"] += meta[asset]["failed"]
+                summary["chunker_calls"] += meta[asset]["chunker_calls"]
             for field in ("created", "reused"):
-                summary["chunk_sets"][role][field] += meta[asset][field]
-            summary["chunk_failures"] += meta[asset]["failed"]
-            summary["chunker_calls"] += meta[asset]["chunker_calls"]
-        for field in ("created", "reused"):
-            summary["graph_sets"][field] += meta["graph_nodes"][field]
-    view = store.store()
+                summary["graph_sets"][field] += meta["graph_nodes"][field]
+            skipped = _outside(list(SHARDS), low, high)
+        else:
+            skipped = list(SHARDS)
+        for shard in skipped:
+            reused = idle[shard]["plans"][key]
+            summary["chunk_sets"]["parent"]["reused"] += reused["parent"]
+            summary["chunk_sets"]["child"]["reused"] += reused["child"]
+            summary["graph_sets"]["reused"] += reused["graph"]
+    summary["runs"] = runs.launched if runs else 0
     summary["current"] = {
         "documents": view.query("SELECT count(*) FROM current_documents")[0][0],
         "chunks": view.query("SELECT count(*) FROM current_chunks")[0][0],
         "graph_nodes": view.query("SELECT count(*) FROM graph_nodes")[0][0],
         "failures": view.query("SELECT count(*) FROM ingest_failures")[0][0],
     }
-    summary["database"] = store.database
+    summary["database"] = database
     summary["wall_seconds"] = round(time.perf_counter() - started, 2)
     return summary
+
+
+class _Runs:
+    """The Dagster side of ``ingest run``: definitions, instance, plan partitions, runs launched."""
+
+    def __init__(self, database: str, inbox: str, plans_file: str, keys: list[str], instance: Any) -> None:
+        from ingest_assets.factory import build_definitions
+        from ingest_assets.partitions import PLAN_DIMENSION
+
+        self.defs = build_definitions(database, inbox, plans_file)
+        self.instance = instance or _instance()
+        self.launched = 0
+        known = set(self.instance.get_dynamic_partitions(PLAN_DIMENSION))
+        missing = [key for key in keys if key not in known]
+        if missing:  # a run may only name registered keys
+            self.instance.add_dynamic_partitions(PLAN_DIMENSION, missing)
+        for retired in sorted(known - set(keys)):
+            self.instance.delete_dynamic_partition(PLAN_DIMENSION, retired)
+
+    def execute(self, job: str, start: str, end: str) -> dict[str, dict[str, Any]]:
+        self.launched += 1
+        return _execute(self.defs.resolve_job_def(job), self.instance, start, end)
 
 
 def _print_summary(summary: dict[str, Any]) -> None:

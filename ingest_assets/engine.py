@@ -320,12 +320,18 @@ class IngestEngine:
         Raises:
             FileNotFoundError: The inbox folder does not exist.
         """
-        shards = set(shards)
+        writes, stats, _ = self._scan_diff(set(shards))
+        self.store.write_sources(writes)
+        return stats
+
+    def _scan_diff(self, shards: set[str]) -> tuple[list[SourceRow], dict[str, Any], dict[str, int]]:
+        """What :meth:`scan` would write, its stats, and the number of files per shard (no write)."""
         if not self.inbox.is_dir():
             raise FileNotFoundError(f"inbox {self.inbox} is not a folder; pass --inbox or set INGEST_INBOX")
         known = self.store.sources(shards)
         seen: set[str] = set()
         writes: list[SourceRow] = []
+        per_shard: dict[str, int] = {}
         stats = {"files": 0, "new": 0, "changed": 0, "unchanged": 0, "deleted": 0, "skipped": 0}
         files, stats["skipped"] = self._files()
         for path in sorted(files):
@@ -336,6 +342,7 @@ class IngestEngine:
                 continue
             seen.add(uri)
             stats["files"] += 1
+            per_shard[shard] = per_shard.get(shard, 0) + 1
             stat = path.stat()
             digest = _hash_file(path)
             old = known.get(uri)
@@ -367,8 +374,7 @@ class IngestEngine:
             if uri not in seen and not old.deleted:
                 stats["deleted"] += 1
                 writes.append(SourceRow(**{**old.__dict__, "deleted": True}))
-        self.store.write_sources(writes)
-        return stats
+        return writes, stats, per_shard
 
     def _files(self) -> tuple[list[Path], int]:
         """Regular, non-hidden files under the inbox, never through a link; and how many were skipped.
@@ -419,7 +425,7 @@ class IngestEngine:
                 stats["deleted"] += 1
                 continue
             key = f"{source.content_hash}:{salt}"
-            if source.parse_key == key or self._refused_under_same_limit(source.parse_key, key):
+            if not self._needs_parse(source, key):
                 stats["unchanged"] += 1
             else:
                 pending.append((source, key))
@@ -466,6 +472,9 @@ class IngestEngine:
             stats["parsed"] += len(documents)
             stats["failed"] += len(failures)
         return stats
+
+    def _needs_parse(self, source: SourceRow, key: str) -> bool:
+        return source.parse_key != key and not self._refused_under_same_limit(source.parse_key, key)
 
     def _refused_under_same_limit(self, parse_key: str | None, key: str) -> bool:
         """Whether ``parse_key`` records a refusal of these bytes under the limit still in force."""
@@ -642,6 +651,92 @@ class IngestEngine:
             stats["failed"] += len(failures)
         stats.update(self.token_stats([keys[i.document_id] for i in items]))
         return stats
+
+    # ------------------------------------------------------------------ what is left to do
+
+    @_step
+    def pending(self, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
+        """Say, without writing anything, which partitions a run would have work in.
+
+        Work means: a source new, changed or deleted, a source to parse, a plan not live in the
+        store (or a live one no longer in the plans file), or for a plan a document whose parent,
+        child or graph member is missing or stale (contents that failed before under the plan
+        are not work: the steps skip them too). A shard with source work is also chunk work for
+        every plan (its documents get new versions).
+
+        Returns:
+            ``documents``: sorted shards with source or parse work; ``chunks``: plan key ->
+            sorted shards with work; ``idle``: per shard, what a run of that shard would report
+            when it has no work (``files``, ``unchanged`` documents; per plan ``parent`` /
+            ``child`` / ``graph`` sets reused), so a caller can report skipped shards.
+        """
+        shards = set(shards)
+        idle: dict[str, dict[str, Any]] = {s: {"files": 0, "unchanged": 0, "plans": {}} for s in shards}
+        documents: set[str] = set()
+        try:
+            writes, _, per_shard = self._scan_diff(shards)
+        except FileNotFoundError:  # the documents run reports it, as it always did
+            return {"documents": sorted(shards), "chunks": {}, "idle": idle}
+        documents.update(w.shard for w in writes)
+        for shard, count in per_shard.items():
+            idle[shard]["files"] = count
+        salt = parser_versions()
+        for source in self.store.sources(shards).values():
+            if source.deleted:
+                continue
+            if self._needs_parse(source, f"{source.content_hash}:{salt}"):
+                documents.add(source.shard)
+            else:
+                idle[source.shard]["unchanged"] += 1
+        live = set(self.store.live_plans())
+        chunks: dict[str, set[str]] = {}
+        for plan_key, plan in self.plans.items():
+            work = set(documents) if plan_key in live else set(shards)
+            counts = self._plan_pending(plan, shards, work)
+            for shard in shards:
+                idle[shard]["plans"][plan_key] = counts.get(shard, {"parent": 0, "child": 0, "graph": 0})
+            if work:
+                chunks[plan_key] = work
+        if live - set(self.plans) and self.plans and not chunks:
+            # Only a retirement: one chunk run registers the plans file's plans.
+            chunks[next(iter(self.plans))] = {min(shards)}
+        return {
+            "documents": sorted(documents),
+            "chunks": {key: sorted(value) for key, value in chunks.items()},
+            "idle": idle,
+        }
+
+    def _plan_pending(self, plan: Plan, shards: set[str], work: set[str]) -> dict[str, dict[str, int]]:
+        """Add to ``work`` the shards where ``plan`` has a member to write; count reused sets."""
+        parents = self.store.members(plan.key, "parent")
+        children = self.store.members(plan.key, "child")
+        graphs = self.store.members(plan.key, "graph")
+        failed_parent = self.store.failed_keys("parent", plan.key)
+        failed_child = self.store.failed_keys("child", plan.key)
+        counts: dict[str, dict[str, int]] = {}
+        for row in self.store.current_documents(shards):
+            document_id, version_id, kind, shard, uri, digest, _ = row
+            route = plan.route_for(kind)
+            if route is None:
+                continue
+            count = counts.setdefault(shard, {"parent": 0, "child": 0, "graph": 0})
+            parent = parent_set_key(document_id, version_id, route.parent_fingerprint)
+            if parents.get(document_id) != (parent, ""):
+                if (uri, digest) not in failed_parent:
+                    work.add(shard)
+                continue
+            count["parent"] += 1
+            child = child_set_key(document_id, version_id, route.child_fingerprint, route.parent_fingerprint)
+            if children.get(document_id) != (child, parent):
+                if (uri, digest) not in failed_child:
+                    work.add(shard)
+                continue
+            count["child"] += 1
+            if graphs.get(document_id) != (graph_set_key(parent, child), child):
+                work.add(shard)
+                continue
+            count["graph"] += 1
+        return counts
 
     # ------------------------------------------------------------------ graph
 
