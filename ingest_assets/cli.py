@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import sys
 import time
 from pathlib import Path
@@ -56,11 +57,33 @@ def _metadata_of(result: Any) -> dict[str, dict[str, Any]]:
     return found
 
 
+# Runs of `ingest run` name their process, so a later `ingest run` can tell a run whose
+# process was killed from one still going (see _Runs._release_orphans).
+PID_TAG, HOST_TAG = "ingest/pid", "ingest/host"
+
+
+def _process_tags() -> dict[str, str]:
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _execute(job: Any, instance: Any, start: str, end: str) -> dict[str, dict[str, Any]]:
     from ingest_assets.sensors import range_tags
 
     result = job.execute_in_process(
-        instance=instance, tags=range_tags(start, end), run_config=_QUIET, raise_on_error=False
+        instance=instance,
+        tags={**range_tags(start, end), **_process_tags()},
+        run_config=_QUIET,
+        raise_on_error=False,
     )
     if not result.success:
         errors = [
@@ -192,12 +215,29 @@ class _Runs:
         self.defs = build_definitions(database, inbox, plans_file)
         self.instance = instance or _instance()
         self.launched = 0
+        self._release_orphans()
         known = set(self.instance.get_dynamic_partitions(PLAN_DIMENSION))
         missing = [key for key in keys if key not in known]
         if missing:  # a run may only name registered keys
             self.instance.add_dynamic_partitions(PLAN_DIMENSION, missing)
         for retired in sorted(known - set(keys)):
             self.instance.delete_dynamic_partition(PLAN_DIMENSION, retired)
+
+    def _release_orphans(self) -> None:
+        """Fail the runs of killed ``ingest run`` processes on this host and free their pool slots.
+
+        A run killed mid-step keeps its slot of the ``duckdb_writer`` pool; without this, the
+        next run's writing steps would wait for that slot forever.
+        """
+        from dagster import DagsterRunStatus, RunsFilter
+
+        unfinished = [DagsterRunStatus.STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.NOT_STARTED]
+        host = socket.gethostname()
+        for run in self.instance.get_runs(filters=RunsFilter(statuses=unfinished, tags={HOST_TAG: host})):
+            pid = int(run.tags.get(PID_TAG, "0") or 0)
+            if pid and pid != os.getpid() and not _alive(pid):
+                self.instance.report_run_failed(run, message=f"ingest run process {pid} is gone (killed)")
+                self.instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
 
     def execute(self, job: str, start: str, end: str) -> dict[str, dict[str, Any]]:
         self.launched += 1
