@@ -14,9 +14,13 @@ building chunkers, settings and fingerprints (a plan file, a no-op pipeline run)
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from chonkie.tokenizer import AutoTokenizer, CharacterTokenizer, TiktokenAutoTokenizer, WordTokenizer
@@ -159,31 +163,75 @@ def _rust_counter(name: str) -> Callable[[str], int] | None:
 
     It counts without building a token list and is 2-3x faster than tiktoken's encode; its
     counts were checked equal to tiktoken's ``encode_ordinary`` on the whole shared corpus
-    (documents, units and 125k random slices; see docs/benchmarks.md).
+    (documents, units and 125k random slices; see docs/benchmarks.md). The extension module is
+    loaded from its file: importing the ``bpe_openai`` package first would decode every rank
+    file it ships in Python (half a second per process) though the Rust side has its own.
     """
     try:
-        from bpe_openai import _bindings
-
-        if name not in _bindings.supported_encodings():
+        bindings = sys.modules.get("bpe_openai._bindings") or _load_bindings()
+        if name not in bindings.supported_encodings():
             return None
-        return _bindings.tokenizer_for_encoding(name).count
-    except (ImportError, AttributeError, OSError, ValueError, RuntimeError):
+        return bindings.tokenizer_for_encoding(name).count
+    except (ImportError, AttributeError, OSError, ValueError, RuntimeError, StopIteration):
         return None
 
 
-def _load_bpe(name: str) -> _Backend:
-    import tiktoken
-    from bpe_openai import registry
+def _load_bindings() -> Any:
+    package = importlib.util.find_spec("bpe_openai")
+    if package is None or not package.submodule_search_locations:
+        raise ImportError("bpe-openai is not installed")
+    library = next(Path(package.submodule_search_locations[0]).glob("_bindings*.so"))
+    loader = importlib.machinery.ExtensionFileLoader("bpe_openai._bindings", str(library))
+    spec = importlib.util.spec_from_file_location("bpe_openai._bindings", library, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
-    spec = getattr(registry, name)()
-    # No special tokens: documents may contain "<|endoftext|>" as plain text, and counting must
-    # treat it as text instead of raising like tiktoken's encode() does.
-    encoding = tiktoken.Encoding(
-        name=f"{name}-offline",
-        pat_str=spec["pat_str"],
-        mergeable_ranks=spec["mergeable_ranks"],
-        special_tokens={},
-    )
+
+class _LazyEncoding:
+    """tiktoken's Encoding for a BPE name, built on first use.
+
+    Only chonkie's last-resort token windows encode and decode; counting never needs it.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._encoding: Any = None
+
+    def _get(self) -> Any:
+        if self._encoding is None:
+            import tiktoken
+            from bpe_openai import registry
+
+            spec = getattr(registry, self._name)()
+            # No special tokens: documents may contain "<|endoftext|>" as plain text, and it
+            # must count as text instead of raising like tiktoken's encode() does.
+            self._encoding = tiktoken.Encoding(
+                name=f"{self._name}-offline",
+                pat_str=spec["pat_str"],
+                mergeable_ranks=spec["mergeable_ranks"],
+                special_tokens={},
+            )
+        return self._encoding
+
+    def encode(self, text: str) -> list[int]:
+        return self._get().encode_ordinary(text)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return self._get().encode_ordinary(text)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        return self._get().encode_ordinary_batch(list(texts))
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        return self._get().decode(tokens)
+
+    def decode_batch(self, batch: Sequence[Sequence[int]]) -> list[str]:
+        return self._get().decode_batch(batch)
+
+
+def _load_bpe(name: str) -> _Backend:
+    encoding = _LazyEncoding(name)
     encode = encoding.encode_ordinary
     rust_count = _rust_counter(name)
     if rust_count is None:
