@@ -68,34 +68,33 @@ def unique_ids(store: IngestStore, level: int) -> list[str]:
 
 def exact_slices(store: IngestStore, level: int, *, pending_only: bool = False) -> list[str]:
     """A text chunk's text equals the document text at its offsets (unless it says it is not a slice)."""
+    rows = store.query(
+        _chunks_sql(
+            "m.plan_key, c.id, c.text, c.provenance, c.metadata, c.document_id, c.version_id",
+            level,
+            pending_only,
+            "AND json_extract_string(c.provenance, '$.kind') = 'text'",
+        )
+    )
+    by_document: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
+    for row in rows:
+        by_document.setdefault((row[5], row[6]), []).append(row)
     bad: list[str] = []
-    with store.connect() as con:
-        rows = con.execute(
-            _chunks_sql(
-                "m.plan_key, c.id, c.text, c.provenance, c.metadata, c.document_id, c.version_id",
-                level,
-                pending_only,
-                "AND json_extract_string(c.provenance, '$.kind') = 'text' "
-                "ORDER BY c.document_id, c.version_id",
-            )
-        ).fetchall()
-        key, body = None, ""
-        for plan, chunk_id, text, provenance, metadata, document_id, version_id in rows:
-            if key != (document_id, version_id):
-                # One document text at a time: a join would copy the whole text into every chunk row.
-                key = (document_id, version_id)
-                body = con.execute(
-                    "SELECT json_extract_string(body, '$.text') FROM documents "
-                    "WHERE document_id = ? AND version_id = ?",
-                    [document_id, version_id],
-                ).fetchone()[0]
-            span = json.loads(provenance)
-            if json.loads(metadata).get("exact_slice", True) and body[span["start"] : span["end"]] != text:
-                bad.append(
-                    f"{plan}: chunk {chunk_id} is not the document text at {span['start']}..{span['end']}"
-                )
-                if len(bad) >= LIMIT:
-                    break
+    keys = sorted(by_document, key=str)
+    for start in range(0, len(keys), 64):
+        # One document text at a time in memory: a join would copy it into every chunk row.
+        bodies = store.document_bodies(keys[start : start + 64])
+        for key in keys[start : start + 64]:
+            text_of_document = json.loads(bodies[f"{key[0]}/{key[1]}"])["text"]
+            for plan, chunk_id, text, provenance, metadata, _, _ in by_document[key]:
+                span = json.loads(provenance)
+                exact = json.loads(metadata).get("exact_slice", True)
+                if exact and text_of_document[span["start"] : span["end"]] != text:
+                    bad.append(
+                        f"{plan}: chunk {chunk_id} is not the document text at {span['start']}..{span['end']}"
+                    )
+                    if len(bad) >= LIMIT:
+                        return bad
     return bad
 
 

@@ -1,4 +1,4 @@
--- Store schema, version 1. Tables are internal; the views at the bottom are the read-side
+-- Store schema, version 2. Tables are internal; the views at the bottom are the read-side
 -- contract users query directly. Nothing here is ever updated in place except sources,
 -- plans and plan_members, whose rows are small pointers; chunk rows are written once per
 -- chunk set and never rewritten.
@@ -33,7 +33,7 @@ CREATE TABLE documents (
     kind        VARCHAR NOT NULL,
     title       VARCHAR NOT NULL,
     text_length BIGINT NOT NULL,
-    body        JSON NOT NULL,     -- Document.model_dump_json()
+    body        BLOB NOT NULL,     -- Document.model_dump_json(), zlib-compressed
     parsed_at   TIMESTAMP NOT NULL,
     PRIMARY KEY (document_id, version_id)
 );

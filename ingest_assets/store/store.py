@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,9 +41,27 @@ __all__ = [
     "StoreError",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
-MIGRATIONS: dict[int, str] = {}
+MIGRATIONS: dict[int, str] = {
+    # 2: document bodies become zlib-compressed BLOBs (a body column of JSON text made every
+    # batch read scan and cache all of them: memory grew with the corpus). Old bodies stay as
+    # plain JSON bytes, which _inflate tells apart; sets verified once are remembered.
+    1: "ALTER TABLE documents ALTER COLUMN body SET DATA TYPE BLOB USING encode(body::VARCHAR); "
+    "CREATE TABLE IF NOT EXISTS verified_sets (set_key VARCHAR PRIMARY KEY, verified_at TIMESTAMP NOT NULL);",
+}
+
+
+def _deflate(body: str) -> bytes:
+    """Compress a stored document body (level 1: fast, and JSON text shrinks about 8x)."""
+    return zlib.compress(body.encode("utf-8"), 1)
+
+
+def _inflate(blob: bytes) -> str:
+    """Return a stored body as text: zlib data, or plain JSON written before schema 2."""
+    data = bytes(blob)
+    return (zlib.decompress(data) if data[:1] != b"{" else data).decode("utf-8")
+
 
 _CHUNK_COLUMNS = (
     "set_key",
@@ -460,7 +479,7 @@ class IngestStore:
                         "kind": d.kind,
                         "title": d.title,
                         "text_length": d.text_length,
-                        "body": d.body,
+                        "body": _deflate(d.body),
                         "parsed_at": now,
                     }
                     for d in fresh
@@ -535,15 +554,19 @@ class IngestStore:
         Raises:
             StoreError: A requested version is not stored (run ``documents`` first).
         """
-        wanted = sorted({f"{d}/{v}" for d, v in keys})
+        wanted = sorted({(str(d), str(v)) for d, v in keys})
         if not wanted:
             return {}
         with self.connect() as con:
+            # A join on the key: DuckDB reads the bodies of these rows only.
             rows = con.execute(
-                "SELECT document_id::VARCHAR || '/' || version_id::VARCHAR AS k, body FROM documents "
-                "WHERE list_contains(?, document_id::VARCHAR || '/' || version_id::VARCHAR)",
-                [wanted],
+                "SELECT d.document_id::VARCHAR || '/' || d.version_id::VARCHAR, d.body FROM documents d "
+                "JOIN (SELECT unnest(?::UUID[]) AS document_id, unnest(?::UUID[]) AS version_id) w "
+                "USING (document_id, version_id)",
+                [[d for d, _ in wanted], [v for _, v in wanted]],
             ).fetchall()
+        wanted = [f"{d}/{v}" for d, v in wanted]
+        rows = [(key, _inflate(body)) for key, body in rows]
         found = dict(rows)
         missing = [k for k in wanted if k not in found]
         if missing:
@@ -810,7 +833,7 @@ _DOCUMENTS = pa.schema(
         ("kind", pa.string()),
         ("title", pa.string()),
         ("text_length", pa.int64()),
-        ("body", pa.string()),
+        ("body", pa.binary()),
         ("parsed_at", pa.timestamp("us")),
     ]
 )

@@ -39,8 +39,10 @@ def test_checks_flag_tampered_rows(pipeline: Pipeline) -> None:
     pipeline.run()
     store = pipeline.store
     (chunk_id,) = pipeline.rows(
-        "SELECT id FROM current_chunks WHERE level = 0 AND json_extract_string(provenance, '$.kind') = 'text' "
-        "ORDER BY id LIMIT 1"
+        "SELECT id FROM current_chunks WHERE level = 0 "
+        "AND json_extract_string(provenance, '$.kind') = 'text' "
+        # ids follow the inbox path, which differs per session: pick a chunk that is a slice.
+        "AND coalesce(json_extract(metadata, '$.exact_slice')::BOOLEAN, true) ORDER BY id LIMIT 1"
     )[0]
     with store.transaction() as con:
         con.execute("UPDATE chunks SET text = 'tampered', token_count = 1000000 WHERE id = ?", [chunk_id])

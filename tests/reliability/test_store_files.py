@@ -112,32 +112,55 @@ def test_newer_or_unmigratable_schema_is_refused_without_damage(
 
 
 def test_older_schema_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = tmp_path / "v1.duckdb"
+    db = tmp_path / "old.duckdb"
     IngestStore(db).check()
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(store_module, "MIGRATIONS", {1: "ALTER TABLE sources ADD COLUMN note VARCHAR"})
+    current = store_module.SCHEMA_VERSION
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", current + 1)
+    monkeypatch.setattr(store_module, "MIGRATIONS", {current: "ALTER TABLE sources ADD COLUMN note VARCHAR"})
     IngestStore(db).check()
     store = IngestStore(db)
-    assert store.query("SELECT max(version) FROM schema_version") == [(2,)]
+    assert store.query("SELECT max(version) FROM schema_version") == [(current + 1,)]
     assert store.query("SELECT count(*) FROM duckdb_columns() WHERE column_name = 'note'") == [(1,)]
+
+
+def test_schema_1_store_with_json_bodies_is_migrated_and_readable(tmp_path: Path) -> None:
+    db = tmp_path / "v1.duckdb"
+    IngestStore(db).check()
+    with duckdb.connect(str(db)) as con:  # make it look like schema 1: JSON bodies, no verified_sets
+        con.execute("ALTER TABLE documents ALTER COLUMN body SET DATA TYPE JSON USING NULL")
+        con.execute("DROP TABLE verified_sets")
+        con.execute("DELETE FROM schema_version")
+        con.execute("INSERT INTO schema_version VALUES (1, now())")
+        con.execute(
+            "INSERT INTO documents VALUES ('00000000-0000-0000-0000-000000000001', "
+            "'00000000-0000-0000-0000-000000000002', 'file:///a.md', 'markdown', 'A', 5, "
+            '\'{"text": "hello"}\', now())'
+        )
+    store = IngestStore(db)
+    store.check()
+    assert store.query("SELECT max(version) FROM schema_version") == [(store_module.SCHEMA_VERSION,)]
+    key = ("00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002")
+    assert store.document_bodies([key]) == {"/".join(key): '{"text": "hello"}'}
+    assert store.query("SELECT count(*) FROM verified_sets") == [(0,)]
 
 
 def test_failed_migration_is_rolled_back_with_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = tmp_path / "v1.duckdb"
+    db = tmp_path / "old.duckdb"
     IngestStore(db).check()
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    current = store_module.SCHEMA_VERSION
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", current + 1)
     monkeypatch.setattr(
         store_module,
         "MIGRATIONS",
-        {1: "ALTER TABLE sources ADD COLUMN note VARCHAR; UPDATE no_such_table SET x = 1"},
+        {current: "ALTER TABLE sources ADD COLUMN note VARCHAR; UPDATE no_such_table SET x = 1"},
     )
     with pytest.raises(StoreError, match="rolled back and the file is unchanged"):
         IngestStore(db).check()
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", current)
     store = IngestStore(db)
-    assert store.query("SELECT max(version) FROM schema_version") == [(1,)]
+    assert store.query("SELECT max(version) FROM schema_version") == [(current,)]
     assert store.query("SELECT count(*) FROM duckdb_columns() WHERE column_name = 'note'") == [(0,)]
 
 
