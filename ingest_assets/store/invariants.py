@@ -13,6 +13,7 @@ from ingest_assets.store.store import IngestStore
 
 __all__ = [
     "PER_SET_CHECKS",
+    "all_violations",
     "budgets",
     "exact_slices",
     "graph_edges_resolve",
@@ -195,3 +196,11 @@ def graph_edges_resolve(store: IngestStore) -> list[str]:
 
 # The invariants that hold per chunk set, so a set verified once stays verified.
 PER_SET_CHECKS = ("exact_slices", "budgets", "parent_covers_children")
+
+
+def all_violations(store: IngestStore) -> list[str]:
+    """Every invariant over the whole current view (both levels), violations concatenated."""
+    found: list[str] = []
+    for level in (0, 1):
+        found += unique_ids(store, level) + exact_slices(store, level) + budgets(store, level)
+    return found + no_orphans(store) + parent_covers_children(store) + graph_edges_resolve(store)
