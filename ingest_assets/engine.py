@@ -652,6 +652,31 @@ class IngestEngine:
         stats.update(self.token_stats([keys[i.document_id] for i in items]))
         return stats
 
+    # ------------------------------------------------------------------ all steps, as needed
+
+    @_step
+    def reconcile(self) -> dict[str, Any]:
+        """Run every step over the partitions with work, what ``ingest run`` does without Dagster.
+
+        One connection for the whole sequence (so the file stays locked for its length). With
+        nothing pending it reads, chunks and writes nothing.
+
+        Returns:
+            The stats of each step that ran, by step name (``chunk_parents`` etc. per plan key),
+            and ``pending``: what :meth:`pending` found.
+        """
+        todo = self.pending()
+        stats: dict[str, Any] = {"pending": {"documents": todo["documents"], "chunks": todo["chunks"]}}
+        if todo["documents"]:
+            stats["scan"] = self.scan(todo["documents"])
+            stats["parse"] = self.parse(todo["documents"])
+        if todo["chunks"]:
+            self.register_plans()
+        for plan_key, shards in todo["chunks"].items():
+            for step in ("chunk_parents", "chunk_children", "build_graph"):
+                stats.setdefault(step, {})[plan_key] = getattr(self, step)(plan_key, shards)
+        return stats
+
     # ------------------------------------------------------------------ what is left to do
 
     @_step
