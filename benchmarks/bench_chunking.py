@@ -130,7 +130,7 @@ def _semchunk(tokenizer: str) -> System:
             chunker = semchunk.chunkerify(len, SIZE, memoize=False)
         else:
             # The tiktoken Encoding itself: semchunk builds its own (memoized) counter on it.
-            chunker = semchunk.chunkerify(load_tokenizer(tokenizer).chonkie.tokenizer, SIZE)
+            chunker = semchunk.chunkerify(load_tokenizer(tokenizer).encoding, SIZE)
         return lambda docs: [chunker(d.text, offsets=True) for d in docs]
 
     def describe(doc: Document, result: Any) -> list[Piece]:
@@ -182,7 +182,7 @@ def _langchain(tokenizer: str) -> System:
 def _raw(tokenizer: str, how: str) -> System:
     """The tokenizer alone over every text once: the practical limit of any exact chunker."""
     ours = load_tokenizer(tokenizer)
-    backend = ours.chonkie.tokenizer
+    backend = ours.encoding
 
     def build() -> Runner:
         if how == "count":
@@ -207,7 +207,7 @@ def _chonkie_tiktoken(tokenizer: str) -> System:
     from chonkie.tokenizer import AutoTokenizer
 
     def build() -> Runner:
-        wrapped = AutoTokenizer(load_tokenizer(tokenizer).chonkie.tokenizer)
+        wrapped = AutoTokenizer(load_tokenizer(tokenizer).encoding)
         chunker = ChonkieRecursiveChunker(tokenizer=wrapped, chunk_size=SIZE)
         return lambda docs: [chunker.chunk(d.text) for d in docs]
 

@@ -76,6 +76,13 @@ class Tokenizer:
         """The chonkie tokenizer object, for chonkie's chunkers (counts like :meth:`count`)."""
         return self._ready().chonkie
 
+    @property
+    def encoding(self) -> Any:
+        """The underlying tokenizer object (for BPE names, tiktoken's ``Encoding``), to hand to
+        other libraries so they count with the very same tokenizer."""
+        inner = self.chonkie.tokenizer
+        return inner.real() if isinstance(inner, _LazyEncoding) else inner
+
     def count(self, text: str) -> int:
         """Return the number of tokens in ``text``."""
         return self._ready().count(text)
@@ -197,6 +204,10 @@ class _LazyEncoding:
     def __init__(self, name: str) -> None:
         self._name = name
         self._encoding: Any = None
+
+    def real(self) -> Any:
+        """The tiktoken ``Encoding`` itself."""
+        return self._get()
 
     def _get(self) -> Any:
         if self._encoding is None:
