@@ -55,12 +55,12 @@ MIGRATIONS: dict[int, str] = {
 
 # DuckDB's own default buffer pool (80% of RAM) keeps every page a step wrote or read until its
 # connection closes, so a run's memory grew with the corpus (1.9x on ten copies); with a cap,
-# pages are evicted (and big operators spill to disk) and it stays near flat (1.5x).
-DEFAULT_DUCKDB_MEMORY = "256MB"
+# pages are evicted (and big operators spill to disk): 1.35x on ten copies (docs/benchmarks.md).
+DEFAULT_DUCKDB_MEMORY = "160MB"
 
 
 def _duckdb_config() -> dict[str, str]:
-    """DuckDB settings: ``INGEST_DUCKDB_MEMORY`` (default 256MB) caps its buffer pool."""
+    """DuckDB settings: ``INGEST_DUCKDB_MEMORY`` (default 160MB) caps its buffer pool."""
     return {"memory_limit": os.environ.get("INGEST_DUCKDB_MEMORY") or DEFAULT_DUCKDB_MEMORY}
 
 
