@@ -25,7 +25,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from chunking.chunk import Chunk, ContentKind, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker
-from chunking.chunkers.recursive import RecursiveChunker
+from chunking.chunkers.recursive import RecursiveChunker, TextPiece
 from chunking.document import Document, Unit
 from chunking.errors import ChunkingError
 
@@ -97,8 +97,12 @@ class SectionChunker(BaseChunker):
         """The carry-over threshold: ``min_size``, or a quarter of ``size``."""
         return self.min_size if self.min_size is not None else self.size // 4
 
-    def split(self, text: str) -> list:
-        """Split a text into pieces of at most ``size`` tokens, each an exact slice of it."""
+    def split(self, text: str) -> list[TextPiece]:
+        """Split a text into pieces of at most ``size`` tokens, each an exact slice of it.
+
+        Raises:
+            ChunkingError: The pieces do not join back into the text.
+        """
         return self._splitter.split(text)
 
     def _within_budget(self, chunk: Chunk) -> bool:

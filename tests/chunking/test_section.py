@@ -148,3 +148,11 @@ def test_section_joins_across_irregular_blank_lines_exactly() -> None:
 def test_section_min_size_above_size_is_rejected() -> None:
     with pytest.raises(ValueError, match="min_size"):
         SectionChunker(size=10, min_size=11, tokenizer="character")
+
+
+def test_section_split_returns_exact_slices_within_size() -> None:
+    chunker = SectionChunker(size=20, tokenizer="character")
+    text = "One sentence here. Another one there. And a third, with a clause."
+    pieces = chunker.split(text)
+    assert "".join(p.text for p in pieces) == text
+    assert all(text[p.start : p.end] == p.text and p.token_count <= 20 for p in pieces)
