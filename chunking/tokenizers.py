@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import re
 import sys
 import threading
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +44,8 @@ class _Backend:
     chonkie: Any
     count: Callable[[str], int]
     count_many: Callable[[Sequence[str]], list[int]]
+    # seam(left, separator, right, left_starts_text) -> the join's extra tokens, or None.
+    seam: Callable[[str, str, str, bool], int | None]
 
 
 class Tokenizer:
@@ -91,6 +95,18 @@ class Tokenizer:
         """Return the token count of each text."""
         return self._ready().count_many(texts)
 
+    def seam(self, left: str, separator: str, right: str, *, left_starts_text: bool = False) -> int | None:
+        """Return what joining costs, counted at the seam only, or None when it cannot be.
+
+        For any text ``before`` (the empty string when ``left_starts_text``), the result ``d``
+        satisfies ``count(before + left + separator + right) == count(before + left) +
+        count(right) + d``: a growing chunk's exact size follows from its pieces' counts without
+        counting the chunk again. None means the seam cannot be counted locally (the ``word``
+        tokenizer; a ``left`` with no word boundary near its end that does not start the text):
+        count the joined text instead.
+        """
+        return self._ready().seam(left, separator, right, left_starts_text)
+
 
 _cache: dict[str, Tokenizer] = {}
 _lock = threading.Lock()
@@ -133,9 +149,17 @@ def _load(name: str) -> Tokenizer:
 
 def _from_chonkie(tokenizer: Any) -> _Backend:
     wrapped = AutoTokenizer(tokenizer)
+    characters = isinstance(tokenizer, CharacterTokenizer)
     # chonkie's character tokenizer counts len(text); call len directly (no wrapper frames).
-    count = len if isinstance(tokenizer, CharacterTokenizer) else wrapped.count_tokens
-    return _Backend(chonkie=wrapped, count=count, count_many=lambda texts: [count(t) for t in texts])
+    count = len if characters else wrapped.count_tokens
+
+    def seam(left: str, separator: str, right: str, left_starts_text: bool) -> int | None:
+        # Characters add up; words split on spaces, so a join can merge two words: recount.
+        return len(separator) if characters else None
+
+    return _Backend(
+        chonkie=wrapped, count=count, count_many=lambda texts: [count(t) for t in texts], seam=seam
+    )
 
 
 class _CountingTiktoken(TiktokenAutoTokenizer):
@@ -263,4 +287,110 @@ def _load_bpe(name: str) -> _Backend:
         # call, which cost more than the counting itself for a document's units (profiled).
         return [count(t) for t in texts]
 
-    return _Backend(chonkie=_CountingTiktoken(encoding, count), count=count, count_many=count_many)
+    return _Backend(
+        chonkie=_CountingTiktoken(encoding, count),
+        count=count,
+        count_many=count_many,
+        seam=_BpeSeam(count).delta,
+    )
+
+
+# ----------------------------------------------------------------------------- BPE seams
+#
+# A BPE tokenizer first cuts text into pre-tokens with a regex, then encodes each pre-token on
+# its own, so a text's count is the sum of its pre-tokens' counts. Joining two texts changes
+# only the pre-tokens near the join. Both regexes offered here (cl100k_base, o200k_base) match
+# runs of one class: letters (with marks, and ASCII contractions such as "'s", in o200k),
+# digits (in groups of three), punctuation (swallowing following newlines), whitespace. So at a
+# position ``p`` where ``text[p - 1]`` is a letter or digit and ``text[p]`` is none of those
+# (nor a mark, nor an apostrophe), every match before ``p`` ends by ``p`` without reading past
+# ``p + 1``, and a new match starts at ``p``. Such a "word end" splits the count exactly, in the
+# text alone and in any text it is joined into. The seam is counted between the last word end
+# of the left text and the first word end of the right text.
+
+_SEAM_SEARCH = 256  # characters searched for a word end; past that, count more (still exact)
+_ASCII_WORD_END = frozenset(' \t\n\r\f\v!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~')
+_LINE_BREAKS = ("\n", "\r")
+_SHORT_TEXT = 32  # texts up to this length have their counts remembered
+_SHORT_CACHE_SIZE = 1 << 16
+# A letter or digit (``[^\W_]`` is exactly ``str.isalnum``) followed by an ASCII word end.
+_ASCII_WORD_END_AFTER_ALNUM = re.compile("[^\\W_](?=[" + re.escape("".join(sorted(_ASCII_WORD_END))) + "])")
+
+
+def _ends_word(char: str) -> bool:
+    """True when a letter or digit run stops before ``char`` in both BPE regexes."""
+    if char in _ASCII_WORD_END:
+        return True
+    return not char.isascii() and not char.isalnum() and not unicodedata.category(char).startswith("M")
+
+
+class _BpeSeam:
+    """Exact join costs for BPE tokenizers from short windows around the join."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self._exact_count = count
+        # Seam windows are short and repeat (".\n\nThe", "-", "|"): counts of short texts are
+        # remembered, which costs a dict lookup instead of a call into the tokenizer.
+        self._short: dict[str, int] = {}
+
+    def _count(self, text: str) -> int:
+        if len(text) > _SHORT_TEXT:
+            return self._exact_count(text)
+        tokens = self._short.get(text)
+        if tokens is None:
+            if len(self._short) >= _SHORT_CACHE_SIZE:
+                self._short.clear()
+            tokens = self._short[text] = self._exact_count(text)
+        return tokens
+
+    def delta(self, left: str, separator: str, right: str, left_starts_text: bool) -> int | None:
+        count = self._count
+        if not left or not right:
+            # Only nothing joined to something is local; an empty side gives no word end.
+            return 0 if not separator and not right else None
+        follower = (separator or right)[0]
+        if (
+            separator
+            and left[-1].isalnum()
+            and separator[-1] in _LINE_BREAKS
+            and separator.isspace()
+            and not right[0].isspace()
+        ):
+            # The common join of a word and a paragraph: the whitespace is one pre-token
+            # ending at a line break, and nothing else moves.
+            return count(separator)
+        cut = _last_word_end(left, follower)
+        if cut is None:
+            if not left_starts_text:
+                return None
+            cut = 0
+        head = _first_word_end(right)
+        tail, lead = left[cut:], right[:head]
+        return count(tail + separator + lead) - (count(tail) if tail else 0) - count(lead)
+
+
+def _last_word_end(text: str, follower: str) -> int | None:
+    """The largest word end ``p`` in ``text`` (``len(text)`` when ``follower`` ends the word),
+    searched over the last few hundred characters; None when there is none."""
+    position = len(text)
+    after = follower
+    stop = max(0, position - _SEAM_SEARCH)
+    while position > stop:
+        if text[position - 1].isalnum() and _ends_word(after):
+            return position
+        position -= 1
+        after = text[position]
+    return None
+
+
+def _first_word_end(text: str) -> int:
+    """The smallest word end in ``text`` past its first character, or ``len(text)``."""
+    window = min(len(text), _SEAM_SEARCH + 1)
+    # The ASCII word ends first (a regex, so fast); other scripts' punctuation one by one.
+    found = _ASCII_WORD_END_AFTER_ALNUM.search(text, 0, window)
+    if found is not None:
+        return found.start() + 1
+    for position in range(1, window - 1):
+        if text[position - 1].isalnum() and _ends_word(text[position]):
+            return position
+    return len(text)

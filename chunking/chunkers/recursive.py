@@ -2,10 +2,10 @@
 
 chonkie splits at paragraph, sentence, clause and word boundaries and merges small splits up to
 the budget. Its merged counts are sums of the parts' counts and its last resort (token windows)
-decodes tokens back to text, so neither is trusted: every piece is re-counted and checked to be
-the exact slice of the input at its offsets, and any piece that fails is cut again by the
-character-exact splitter below. The pieces of :meth:`RecursiveChunker.split` always join back
-into the input text.
+decodes tokens back to text, so neither is trusted: every piece is checked to be the exact slice
+of the input at its offsets and counted (once, after trimming where pieces are trimmed), and any
+piece that fails is cut again by the character-exact splitter below. The pieces of
+:meth:`RecursiveChunker.split` always join back into the input text.
 """
 
 from __future__ import annotations
@@ -70,56 +70,63 @@ class RecursiveChunker(BaseChunker):
             tokens: Its token count, when the caller already knows it (saves one count).
 
         Raises:
-            ChunkingError: The pieces do not join back into the text (a splitter bug).
+            ChunkingError: chonkie's pieces do not cover the text (a splitter bug).
         """
-        if not text:
-            return []
-        if tokens is None:
-            tokens = self._tokenizer.count(text)
-        if tokens <= self.chunk_size:
-            return [TextPiece(0, len(text), text, tokens)]
-        pieces: list[TextPiece] = []
-        for chonkie_chunk in self._chonkie_splitter().chunk(text):
-            start, end = chonkie_chunk.start_index, chonkie_chunk.end_index
-            if text[start:end] != chonkie_chunk.text:
-                # chonkie's offsets drifted (a decoded token window): cut the rest ourselves.
-                start = pieces[-1].end if pieces else 0
-                pieces.extend(self._cut_exactly(text, start, len(text)))
-                break
-            pieces.extend(self._checked(text, start, end))
-        if "".join(p.text for p in pieces) != text:
-            raise ChunkingError("the recursive splitter lost or changed text; report this as a bug")
-        return pieces
+        return self._split(text, tokens, trim=False)
 
     def split_trimmed(self, text: str, tokens: int | None = None) -> list[TextPiece]:
         """Split ``text`` into pieces without surrounding whitespace, each within the budget.
 
         Offsets are relative to ``text`` and ``text[start:end] == piece.text``; whitespace-only
-        pieces are dropped. Trimming can change a BPE count either way, so a trimmed piece is
-        counted again and cut again if it no longer fits.
+        pieces are dropped. Each piece is counted once, trimmed (trimming can change a BPE count
+        either way), and cut again if it does not fit.
         """
+        return self._split(text, tokens, trim=True)
+
+    def _split(self, text: str, tokens: int | None, *, trim: bool) -> list[TextPiece]:
+        if not text:
+            return []
+        if tokens is None:
+            tokens = self._tokenizer.count(text)
+        if tokens <= self.chunk_size and (not trim or not (text[0].isspace() or text[-1].isspace())):
+            return [TextPiece(0, len(text), text, tokens)]
+        spans = [(0, len(text))] if tokens <= self.chunk_size else self._chonkie_spans(text)
         pieces: list[TextPiece] = []
-        for piece in self.split(text, tokens):
-            trimmed = _trim(text, piece.start, piece.end)
-            if trimmed is None:
-                continue
-            start, end = trimmed
-            if (start, end) == (piece.start, piece.end):
-                pieces.append(piece)
-                continue
-            tokens = self._tokenizer.count(text[start:end])
-            if tokens <= self.chunk_size:
-                pieces.append(TextPiece(start, end, text[start:end], tokens))
-            else:
-                pieces.extend(self._cut_exactly(text, start, end, trim=True))
+        for start, end in spans:
+            pieces.extend(self._fitted(text, start, end, trim=trim))
         return pieces
 
-    def _checked(self, text: str, start: int, end: int) -> list[TextPiece]:
+    def _chonkie_spans(self, text: str) -> list[tuple[int, int]]:
+        """chonkie's pieces as spans that cover ``text`` in order; where its offsets drift (a
+        decoded token window), the rest is one span for :meth:`_cut_exactly`."""
+        spans: list[tuple[int, int]] = []
+        for chonkie_chunk in self._chonkie_splitter().chunk(text):
+            start, end = chonkie_chunk.start_index, chonkie_chunk.end_index
+            if text[start:end] != chonkie_chunk.text:
+                spans.append((spans[-1][1] if spans else 0, len(text)))
+                break
+            spans.append((start, end))
+        position = 0
+        for start, end in spans:
+            if start != position or end <= start:
+                raise ChunkingError("the recursive splitter lost or changed text; report this as a bug")
+            position = end
+        if position != len(text):
+            raise ChunkingError("the recursive splitter lost or changed text; report this as a bug")
+        return spans
+
+    def _fitted(self, text: str, start: int, end: int, *, trim: bool) -> list[TextPiece]:
+        """``text[start:end]`` (trimmed with ``trim``) as one counted piece, or cut to fit."""
+        if trim:
+            span = _trim(text, start, end)
+            if span is None:
+                return []
+            start, end = span
         piece = text[start:end]
         tokens = self._tokenizer.count(piece)
         if tokens <= self.chunk_size:
             return [TextPiece(start, end, piece, tokens)]
-        return self._cut_exactly(text, start, end)
+        return self._cut_exactly(text, start, end, trim=trim)
 
     def _cut_exactly(self, text: str, start: int, end: int, *, trim: bool = False) -> list[TextPiece]:
         """Cut ``text[start:end]`` into the longest prefixes that fit, by binary search.

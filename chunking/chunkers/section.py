@@ -12,8 +12,11 @@ the text between two pieces is not whitespace (a parser dropped something there)
 by a blank line instead and ``metadata["exact_slice"]`` is False, as it is for row groups that
 repeat a header. Size always counts the joined text.
 
-Each unit is counted once (in one batch per document); a growing chunk is never re-counted from
-the start. Only a chunk of several pieces is counted again, once, to give its exact size.
+Each unit is counted once (in one batch per document); a growing chunk is never counted again:
+its exact size is its pieces' counts plus what each join costs, counted in a few characters on
+either side of the join (:meth:`chunking.tokenizers.Tokenizer.seam`). Only where a seam cannot be
+counted locally (the ``word`` tokenizer, text with no word boundary near the join) and for table
+row groups is the joined text counted, once.
 """
 
 from __future__ import annotations
@@ -50,11 +53,16 @@ class _Piece:
 
 @dataclass(slots=True)
 class _Draft:
-    """A chunk being built: its pieces, estimated size and the prefix of a repeated header."""
+    """A chunk being built: its pieces, size and the prefix of a repeated header.
+
+    ``tokens`` is the exact count of the rendered text when ``exact``, else an estimate that
+    :meth:`SectionChunker._finish` replaces with a count.
+    """
 
     pieces: list[_Piece]
     tokens: int
     header: str = ""
+    exact: bool = True
 
 
 class SectionChunker(BaseChunker):
@@ -79,7 +87,6 @@ class SectionChunker(BaseChunker):
     min_size: int | None = Field(default=None, ge=0)
 
     _splitter: RecursiveChunker = PrivateAttr()
-    _separator_tokens: dict[str, int] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _min_size_fits(self) -> SectionChunker:
@@ -119,7 +126,8 @@ class SectionChunker(BaseChunker):
         position = 0
         # Bound once: this loop runs per unit, and private attributes of a pydantic model are
         # looked up through __getattr__.
-        size, min_size, separator_tokens = self.size, self.effective_min_size, self._separator_tokens
+        size, min_size = self.size, self.effective_min_size
+        seam, count = self._tokenizer.seam, self.count_tokens
         text = document.text
         for section in document.sections:
             for unit in section.units:
@@ -141,11 +149,16 @@ class SectionChunker(BaseChunker):
                     continue
                 piece = pieces[-1]
                 if open_draft is not None:
-                    separator = _separator(text, open_draft.pieces[-1], piece)
-                    cost = separator_tokens.get(separator)
-                    if cost is None:
-                        cost = separator_tokens[separator] = self.count_tokens(separator) if separator else 0
-                    joined = open_draft.tokens + cost + piece.tokens
+                    last = open_draft.pieces[-1]
+                    separator = _separator(text, last, piece)
+                    delta = seam(
+                        last.text, separator, piece.text, left_starts_text=len(open_draft.pieces) == 1
+                    )
+                    if delta is None:
+                        joined_draft = _Draft([*open_draft.pieces, piece], 0)
+                        joined = count(self._render(document, joined_draft, paged)[0])
+                    else:
+                        joined = open_draft.tokens + piece.tokens + delta
                     if joined <= size:
                         open_draft.pieces.append(piece)
                         open_draft.tokens = joined
@@ -261,7 +274,9 @@ class SectionChunker(BaseChunker):
         close()
         emit_header_alone()
         for draft in drafts:
-            draft.tokens += base if len(draft.pieces) > 1 or draft.header else 0
+            if len(draft.pieces) > 1 or draft.header:
+                draft.tokens += base
+                draft.exact = False  # sums of rows: counted in _finish
         return drafts
 
     @staticmethod
@@ -280,9 +295,9 @@ class SectionChunker(BaseChunker):
     # ----------------------------------------------------------------------------- output
 
     def _finish(self, document: Document, drafts: list[_Draft], paged: bool) -> list[Chunk]:
-        """Render drafts, count multi-piece chunks exactly, and repack any that overflow."""
+        """Render drafts, count the estimated ones (row groups), and repack any that overflow."""
         rendered = [self._render(document, d, paged) for d in drafts]
-        needs_count = [i for i, d in enumerate(drafts) if len(d.pieces) > 1 or d.header]
+        needs_count = [i for i, d in enumerate(drafts) if not d.exact]
         exact = self.count_many([rendered[i][0] for i in needs_count])
         chunks: list[Chunk] = []
         recount = dict(zip(needs_count, exact, strict=True))
