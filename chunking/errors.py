@@ -41,3 +41,8 @@ class ParseError(IngestError):
         if hint:
             message += f" ({hint})"
         super().__init__(message)
+
+    def __reduce__(self) -> tuple[type[ParseError], tuple[str, str, str]]:
+        # Pickle by fields (the default would call __init__ with the message alone), so the
+        # error can come back from a worker process.
+        return (type(self), (self.source, self.reason, self.hint))

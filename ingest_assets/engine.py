@@ -33,9 +33,8 @@ from uuid import UUID
 from pydantic import TypeAdapter
 
 from chunking import Chunk, Document, ParseError
-from chunking.chunk import PageProvenance, TextProvenance
 from chunking.ids import settings_hash
-from chunking.parsers import ParseLimits, parse_file
+from chunking.parsers import ParseLimits
 from ingest_assets.plans import Plan, Route
 from ingest_assets.store import (
     ChunkSetWrite,
@@ -46,6 +45,8 @@ from ingest_assets.store import (
     MemberWrite,
     SourceRow,
 )
+from ingest_assets.tasks import ChunkTask, ParseTask, chunk_document, parse_source
+from ingest_assets.workers import run_batches
 
 __all__ = [
     "LIMIT_ENV",
@@ -159,40 +160,6 @@ def _hash_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _chunk_row(set_key: str, version_id: UUID, chunk: Chunk) -> dict[str, Any]:
-    data = chunk.model_dump(mode="json", exclude={"embedding"})
-    return {
-        "set_key": set_key,
-        "id": data["id"],
-        "document_id": data["document_id"],
-        "version_id": str(version_id),
-        "level": chunk.level,
-        "index": chunk.index,
-        "text": chunk.text,
-        "chunker": chunk.chunker,
-        "chunker_hash": chunk.chunker_hash,
-        "parent_id": data["parent_id"],
-        "provenance": json.dumps(data["provenance"], sort_keys=True),
-        "heading_path": list(chunk.heading_path),
-        "content_kind": chunk.content_kind,
-        "token_count": chunk.metadata.get("token_count"),
-        "metadata": json.dumps(data["metadata"], sort_keys=True),
-        "created_at": chunk.created_at.replace(tzinfo=None),
-    }
-
-
-def _stored_chunk(row: dict[str, Any]) -> Chunk:
-    """A ``Chunk`` from a row of our own store, without validation (it was validated when made)."""
-    provenance = row["provenance"]
-    if provenance["kind"] == "text":
-        prov: Any = TextProvenance.model_construct(start=provenance["start"], end=provenance["end"])
-    else:
-        prov = PageProvenance.model_construct(
-            pages=tuple(provenance["pages"]), boxes=tuple(tuple(b) for b in provenance.get("boxes", ()))
-        )
-    return Chunk.model_construct(**{**row, "provenance": prov, "heading_path": list(row["heading_path"])})
-
-
 def _json_provenance(provenance: dict[str, Any]) -> dict[str, Any]:
     """Stored provenance JSON (keys sorted) in the models' field order, as ``model_dump`` gives it."""
     if provenance["kind"] == "text":
@@ -201,12 +168,12 @@ def _json_provenance(provenance: dict[str, Any]) -> dict[str, Any]:
 
 
 def _node_properties(row: dict[str, Any]) -> dict[str, Any]:
-    """``Chunk.to_node_record().properties`` of a stored chunk row, built from the row itself."""
+    """``Chunk.to_node_record().properties`` of a stored chunk row, built from the row itself,
+    without ``text``: the store keeps that once, in ``chunks``, and ``graph_nodes`` joins it."""
     parent_id = row["parent_id"]
     return {
         "document_id": str(row["document_id"]),
         "index": row["index"],
-        "text": row["text"],
         "provenance": _json_provenance(row["provenance"]),
         "heading_path": list(row["heading_path"]),
         "section_label": Chunk.section_label(_Headings(row["heading_path"])),  # type: ignore[arg-type]
@@ -429,43 +396,30 @@ class IngestEngine:
                 stats["unchanged"] += 1
             else:
                 pending.append((source, key))
-        for batch in _batches(pending, lambda pair: pair[0].size):
+        batches = (
+            (batch, [ParseTask(str(source.path), source.uri, key, self.limits) for source, key in batch])
+            for batch in _batches(pending, lambda pair: pair[0].size)
+        )
+        total = sum(source.size for source, _ in pending)
+        for batch, results in run_batches(parse_source, batches, total):
             documents: list[DocumentWrite] = []
             failures: list[FailureWrite] = []
-            for source, key in batch:
-                try:
-                    document = parse_file(source.path, limits=self.limits)
-                except ParseError as error:
+            for (source, key), result in zip(batch, results, strict=True):
+                if isinstance(result, DocumentWrite):
+                    stats["kinds"][result.kind] = stats["kinds"].get(result.kind, 0) + 1
+                    documents.append(result)
+                    continue
+                if isinstance(result, ParseError):
                     # A refusal over a limit is remembered under the limits in force, so raising
                     # a limit retries exactly the files it refused; other failures per content.
-                    over = _OVER_LIMIT.match(error.reason)
-                    failures.append(
-                        FailureWrite(
-                            source.uri,
-                            source.content_hash,
-                            "parse",
-                            _limit_message(error)[:2000],
-                            parse_key=f"{key}:{over[2]}={getattr(self.limits, over[2])}" if over else key,
-                        )
-                    )
-                    continue
-                except Exception as error:  # a parser bug must not stop the other documents
-                    message = f"{source.uri}: parser crashed ({error!r}); report it with the file"[:2000]
-                    failures.append(
-                        FailureWrite(source.uri, source.content_hash, "parse", message, parse_key=key)
-                    )
-                    continue
-                stats["kinds"][document.kind] = stats["kinds"].get(document.kind, 0) + 1
-                documents.append(
-                    DocumentWrite(
-                        uri=source.uri,
-                        parse_key=key,
-                        document_id=document.id,
-                        version_id=document.version_id,
-                        kind=document.kind,
-                        title=document.title,
-                        text_length=len(document.text),
-                        body=document.model_dump_json(),
+                    over = _OVER_LIMIT.match(result.reason)
+                    message = _limit_message(result)
+                    parse_key = f"{key}:{over[2]}={getattr(self.limits, over[2])}" if over else key
+                else:
+                    message, parse_key = result, key
+                failures.append(
+                    FailureWrite(
+                        source.uri, source.content_hash, "parse", message[:2000], parse_key=parse_key
                     )
                 )
             self.store.write_parsed(documents, failures)
@@ -514,24 +468,7 @@ class IngestEngine:
             for i in items
         }
 
-        def make(batch: list[_Item], bodies: dict[str, Document]) -> tuple[list[ChunkSetWrite], list[Any]]:
-            sets, failures = [], []
-            for item in batch:
-                document = bodies[f"{item.document_id}/{item.version_id}"]
-                try:
-                    self.chunker_calls += 1
-                    chunks = item.route.leveler.chunk_parents(document)
-                except Exception as error:  # recorded per document; the others go on
-                    failures.append(self._failure(item, "parent", plan_key, error))
-                    continue
-                sets.append(
-                    self._set_write(
-                        keys[item.document_id], item, 1, item.route.parent_fingerprint, "", chunks
-                    )
-                )
-            return sets, failures
-
-        return self._run_step(plan_key, "parent", items, keys, lambda i: "", make, unrouted)
+        return self._run_step(plan_key, "parent", items, keys, lambda i: "", None, unrouted)
 
     @_step
     def chunk_children(self, plan_key: str, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
@@ -556,55 +493,52 @@ class IngestEngine:
         def based_on(item: _Item) -> str:
             return parents[item.document_id][0]
 
-        def make(batch: list[_Item], bodies: dict[str, Document]) -> tuple[list[ChunkSetWrite], list[Any]]:
-            rows = self.store.chunk_rows_many([based_on(i) for i in batch])
-            sets, failures = [], []
-            for item in batch:
-                document = bodies[f"{item.document_id}/{item.version_id}"]
-                parent_chunks = [_stored_chunk(row) for row in rows.get(based_on(item), [])]
-                try:
-                    self.chunker_calls += 1
-                    chunks = item.route.leveler.chunk_children(document, parent_chunks)
-                except Exception as error:
-                    failures.append(self._failure(item, "child", plan_key, error))
-                    continue
-                sets.append(
-                    self._set_write(
-                        keys[item.document_id],
-                        item,
-                        0,
-                        item.route.child_fingerprint,
-                        item.route.parent_fingerprint,
-                        chunks,
-                    )
-                )
-            return sets, failures
+        def parent_rows(batch: list[_Item]) -> dict[str, list[dict[str, Any]]]:
+            return self.store.chunk_rows_many([based_on(i) for i in batch])
 
-        stats = self._run_step(plan_key, "child", ready, keys, based_on, make, unrouted)
+        stats = self._run_step(plan_key, "child", ready, keys, based_on, parent_rows, unrouted)
         stats["waiting_for_parents"] = waiting
         return stats
 
-    def _failure(self, item: _Item, stage: str, plan_key: str, error: Exception) -> FailureWrite:
+    def _failure(self, item: _Item, stage: str, plan_key: str, error: Exception | str) -> FailureWrite:
         return FailureWrite(
             item.uri, item.content_hash, stage, f"{item.uri}: {error}"[:2000], plan_key=plan_key
         )
 
-    @staticmethod
-    def _set_write(
-        key: str, item: _Item, level: int, fp: str, parent_fp: str, chunks: list[Chunk]
-    ) -> ChunkSetWrite:
-        return ChunkSetWrite(
-            set_key=key,
-            document_id=item.document_id,
-            version_id=item.version_id,
-            level=level,
-            fingerprint=fp,
-            parent_fingerprint=parent_fp,
-            rows=[_chunk_row(key, item.version_id, c) for c in chunks],
-        )
+    def _made(
+        self,
+        plan_key: str,
+        role: str,
+        batch: list[_Item],
+        results: list[list[dict[str, Any]] | str],
+        keys: dict[UUID, str],
+    ) -> tuple[list[ChunkSetWrite], list[FailureWrite]]:
+        """The sets a batch's chunk jobs made, and its failures."""
+        self.chunker_calls += len(results)
+        sets, failures = [], []
+        for item, result in zip(batch, results, strict=True):
+            if isinstance(result, str):
+                failures.append(self._failure(item, role, plan_key, result))
+                continue
+            parent = role == "parent"
+            sets.append(
+                ChunkSetWrite(
+                    set_key=keys[item.document_id],
+                    document_id=item.document_id,
+                    version_id=item.version_id,
+                    level=1 if parent else 0,
+                    fingerprint=item.route.parent_fingerprint if parent else item.route.child_fingerprint,
+                    parent_fingerprint="" if parent else item.route.parent_fingerprint,
+                    rows=result,
+                )
+            )
+        return sets, failures
 
-    def _run_step(self, plan_key, role, items, keys, based_on, make, unrouted) -> dict[str, Any]:
-        """Shared reuse logic of the parent and child steps (see the module docstring)."""
+    def _run_step(self, plan_key, role, items, keys, based_on, parent_rows, unrouted) -> dict[str, Any]:
+        """Shared reuse logic of the parent and child steps (see the module docstring).
+
+        ``parent_rows(batch)`` reads the stored parents a child batch splits (None for parents).
+        """
         members = self.store.members(plan_key, role)
         stored = self.store.existing_sets(keys.values())
         failed = self.store.failed_keys(role, plan_key)
@@ -631,14 +565,29 @@ class IngestEngine:
             else:
                 todo.append(item)
         self.store.write_chunk_sets([], relink)
-        for batch in _batches(todo, lambda item: item.text_length):
-            bodies = {
-                key: Document.model_validate_json(body)
-                for key, body in self.store.document_bodies(
-                    [(i.document_id, i.version_id) for i in batch]
-                ).items()
-            }
-            sets, failures = make(batch, bodies)
+
+        def batches() -> Iterator[tuple[list[_Item], list[ChunkTask]]]:
+            # Read while the workers chunk the batch before (see workers.run_batches).
+            for batch in _batches(todo, lambda item: item.text_length):
+                bodies = self.store.document_bodies(
+                    [(i.document_id, i.version_id) for i in batch], compressed=True
+                )
+                rows = parent_rows(batch) if parent_rows else None
+                tasks = [
+                    ChunkTask(
+                        item.route.leveler,
+                        keys[item.document_id],
+                        item.version_id,
+                        bodies[f"{item.document_id}/{item.version_id}"],
+                        None if rows is None else rows.get(based_on(item), []),
+                    )
+                    for item in batch
+                ]
+                yield batch, tasks
+
+        total = sum(item.text_length for item in todo)
+        for batch, results in run_batches(chunk_document, batches(), total):
+            sets, failures = self._made(plan_key, role, batch, results, keys)
             made = {s.document_id for s in sets}
             new_members = [
                 MemberWrite(plan_key, i.document_id, role, keys[i.document_id], i.version_id, based_on(i))
@@ -801,7 +750,7 @@ class IngestEngine:
         self.store.write_graph_sets([], relink)
         # Parents and children each hold about the document's text, the node records again.
         for batch in _batches(todo, lambda entry: 3 * entry[0].text_length):
-            rows = self.store.chunk_rows_many([k for _, p, c, _, _ in batch for k in (p, c)])
+            rows = self.store.chunk_rows_many([k for _, p, c, _, _ in batch for k in (p, c)], with_text=False)
             sets = [
                 self._graph_write(item, parent, child, key, rows) for item, parent, child, key, _ in batch
             ]

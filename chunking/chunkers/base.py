@@ -83,6 +83,11 @@ class BaseChunker(BaseModel, ABC):
         """Return 16 hex characters of a hash of :meth:`settings`; equal settings, equal hash."""
         return settings_hash(self.settings())
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle the settings only: another process rebuilds the chunker (and loads its own
+        tokenizer), so a chunker can be sent to a worker process."""
+        return (_rebuild, (type(self), {name: getattr(self, name) for name in type(self).model_fields}))
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """Copy the chunker, validating any changed setting.
 
@@ -179,3 +184,8 @@ class BaseChunker(BaseModel, ABC):
                     f"{label} holds {chunk.metadata.get('token_count')} tokens, over its budget; "
                     "report this as a chunker bug"
                 )
+
+
+def _rebuild(kind: type[BaseChunker], settings: dict[str, Any]) -> BaseChunker:
+    """Build a chunker again from its settings (the other half of ``BaseChunker.__reduce__``)."""
+    return kind(**settings)

@@ -10,6 +10,8 @@ from ingest_assets.store.store import (
     MemberWrite,
     SourceRow,
     StoreError,
+    deflate_body,
+    inflate_body,
 )
 
 __all__ = [
@@ -22,4 +24,6 @@ __all__ = [
     "MemberWrite",
     "SourceRow",
     "StoreError",
+    "deflate_body",
+    "inflate_body",
 ]

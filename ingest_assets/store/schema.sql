@@ -177,10 +177,16 @@ FROM current_members m
 JOIN chunks c ON c.set_key = m.set_key
 WHERE m.role IN ('parent', 'child');
 
+-- A chunk node's stored properties leave out the text, which the chunks table holds already:
+-- the view joins it back, so each node shows Chunk.to_node_record() in full.
 CREATE VIEW graph_nodes AS
-SELECT m.plan_key, n.id, n.label, n.properties
+SELECT m.plan_key, n.id, n.label,
+       CASE WHEN c.text IS NULL THEN n.properties
+            ELSE json_merge_patch(n.properties, json_object('text', c.text)) END AS properties
 FROM current_members m
 JOIN graph_node_rows n ON n.set_key = m.set_key
+JOIN graph_sets g ON g.set_key = m.set_key
+LEFT JOIN chunks c ON c.id = n.id AND c.set_key IN (g.parent_set_key, g.child_set_key)
 WHERE m.role = 'graph';
 
 CREATE VIEW graph_edges AS

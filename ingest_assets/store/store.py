@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 import zlib
@@ -40,17 +41,34 @@ __all__ = [
     "MemberWrite",
     "SourceRow",
     "StoreError",
+    "deflate_body",
+    "inflate_body",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
 MIGRATIONS: dict[int, str] = {
+    # 3: chunk nodes are stored without their text (the chunks table has it; writing it twice
+    # more was a third of a full run's graph step) and the graph_nodes view joins it back. Older
+    # rows that hold the text get the same text from the join.
+    2: "DROP VIEW graph_nodes; {view:graph_nodes}",
     # 2: document bodies become zlib-compressed BLOBs (a body column of JSON text made every
     # batch read scan and cache all of them: memory grew with the corpus). Old bodies stay as
-    # plain JSON bytes, which _inflate tells apart; sets verified once are remembered.
+    # plain JSON bytes, which inflate_body tells apart; sets verified once are remembered.
     1: "ALTER TABLE documents ALTER COLUMN body SET DATA TYPE BLOB USING encode(body::VARCHAR); "
     "CREATE TABLE IF NOT EXISTS verified_sets (set_key VARCHAR PRIMARY KEY, verified_at TIMESTAMP NOT NULL);",
 }
+
+
+def _with_views(sql: str) -> str:
+    """``sql`` with each ``{view:<name>}`` replaced by that view's definition in schema.sql."""
+    schema = resources.files("ingest_assets.store").joinpath("schema.sql").read_text()
+
+    def definition(match: re.Match[str]) -> str:
+        start = schema.index(f"CREATE VIEW {match[1]} AS")
+        return schema[start : schema.index(";", start) + 1]
+
+    return re.sub(r"\{view:(\w+)\}", definition, sql)
 
 
 # DuckDB's own default buffer pool (80% of RAM) keeps every page a step wrote or read until its
@@ -64,12 +82,12 @@ def _duckdb_config() -> dict[str, str]:
     return {"memory_limit": os.environ.get("INGEST_DUCKDB_MEMORY") or DEFAULT_DUCKDB_MEMORY}
 
 
-def _deflate(body: str) -> bytes:
-    """Compress a stored document body (level 1: fast, and JSON text shrinks about 8x)."""
+def deflate_body(body: str) -> bytes:
+    """Compress a document body for the store (level 1: fast, and JSON text shrinks about 8x)."""
     return zlib.compress(body.encode("utf-8"), 1)
 
 
-def _inflate(blob: bytes) -> str:
+def inflate_body(blob: bytes) -> str:
     """Return a stored body as text: zlib data, or plain JSON written before schema 2."""
     data = bytes(blob)
     return (zlib.decompress(data) if data[:1] != b"{" else data).decode("utf-8")
@@ -126,7 +144,7 @@ class DocumentWrite:
     kind: str
     title: str
     text_length: int
-    body: str
+    body: str | bytes  # the Document JSON, or those bytes compressed with deflate_body
 
 
 @dataclass(frozen=True)
@@ -364,7 +382,7 @@ class IngestStore:
                     )
                 con.execute("BEGIN TRANSACTION")
                 try:
-                    con.execute(MIGRATIONS[version])
+                    con.execute(_with_views(MIGRATIONS[version]))
                     con.execute("INSERT INTO schema_version VALUES (?, ?)", [version + 1, _now()])
                     con.execute("COMMIT")
                 except duckdb.Error as error:
@@ -491,7 +509,7 @@ class IngestStore:
                         "kind": d.kind,
                         "title": d.title,
                         "text_length": d.text_length,
-                        "body": _deflate(d.body),
+                        "body": d.body if isinstance(d.body, bytes) else deflate_body(d.body),
                         "parsed_at": now,
                     }
                     for d in fresh
@@ -560,8 +578,11 @@ class IngestStore:
                 [sorted(shards)],
             ).fetchall()
 
-    def document_bodies(self, keys: Sequence[tuple[UUID, UUID]]) -> dict[str, str]:
-        """Return stored ``Document`` JSON by ``"<document_id>/<version_id>"`` for the given versions.
+    def document_bodies(
+        self, keys: Sequence[tuple[UUID, UUID]], *, compressed: bool = False
+    ) -> dict[str, str | bytes]:
+        """Return stored ``Document`` JSON by ``"<document_id>/<version_id>"`` for the given versions;
+        with ``compressed``, the stored bytes as they are (for :func:`inflate_body`).
 
         Raises:
             StoreError: A requested version is not stored (run ``documents`` first).
@@ -578,7 +599,7 @@ class IngestStore:
                 [[d for d, _ in wanted], [v for _, v in wanted]],
             ).fetchall()
         wanted = [f"{d}/{v}" for d, v in wanted]
-        rows = [(key, _inflate(body)) for key, body in rows]
+        rows = [(key, bytes(body) if compressed else inflate_body(body)) for key, body in rows]
         found = dict(rows)
         missing = [k for k in wanted if k not in found]
         if missing:
@@ -609,17 +630,20 @@ class IngestStore:
             ).fetchall()
         return {doc: (key, based) for doc, key, based in rows}
 
-    def chunk_rows_many(self, set_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-        """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order."""
+    def chunk_rows_many(
+        self, set_keys: Iterable[str], *, with_text: bool = True
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order;
+        ``with_text=False`` leaves the text out (the graph step does not need it)."""
         keys = sorted(set(set_keys))
         if not keys:
             return {}
         with self.connect() as con:
             cursor = con.execute(
-                'SELECT set_key, id, document_id, "index", text, provenance, heading_path, content_kind, '
-                "chunker, "
-                "chunker_hash, level, parent_id, metadata, created_at FROM chunks "
-                'WHERE list_contains(?, set_key) ORDER BY set_key, "index"',
+                ("SELECT text, " if with_text else "SELECT ")
+                + 'set_key, id, document_id, "index", provenance, heading_path, content_kind, chunker, '
+                "chunker_hash, level, parent_id, metadata, created_at "
+                'FROM chunks WHERE list_contains(?, set_key) ORDER BY set_key, "index"',
                 [keys],
             )
             names = [d[0] for d in cursor.description]

@@ -1,0 +1,171 @@
+"""Worker processes for the CPU-bound work of a step: parsing files and chunking documents.
+
+Parsing and chunking are pure Python for the most part, so threads would wait on each other;
+the engine hands such jobs to a small process pool instead and keeps every store read and write
+in its own process (DuckDB allows one writer). A job is a module-level function and its
+arguments, all picklable; its result comes back in order. Jobs catch their own errors and return
+them as values, so one bad document never breaks the pool or stops the others.
+
+The pool is started on first use (from a fork server, so no DuckDB or Dagster thread is ever
+forked) and kept for the life of the process, so later steps and runs reuse warm workers. Small
+amounts of work run inline: starting workers costs more than it saves below
+:data:`PARALLEL_MIN_BYTES`.
+
+``INGEST_WORKERS`` sets the number of processes; ``1`` (or ``0``) runs everything inline. The
+default is the number of CPUs this process may use, at most :data:`MAX_DEFAULT_WORKERS`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import multiprocessing
+import os
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from typing import TypeVar
+
+__all__ = ["PARALLEL_MIN_BYTES", "WORKERS_ENV", "run_batches", "worker_count"]
+
+WORKERS_ENV = "INGEST_WORKERS"
+MAX_DEFAULT_WORKERS = 4
+# Below this much input (bytes of source or text) a batch runs inline: a worker round trip and,
+# on first use, starting the pool (about half a second) cost more than the work.
+PARALLEL_MIN_BYTES = 2 * 1024 * 1024
+
+Batch = TypeVar("Batch")
+Job = TypeVar("Job")
+Result = TypeVar("Result")
+
+_pool: ProcessPoolExecutor | None = None
+_pool_size = 0
+_lock = threading.RLock()
+
+
+def worker_count() -> int:
+    """The number of worker processes to use: ``INGEST_WORKERS``, else the usable CPUs (capped).
+
+    Raises:
+        ValueError: ``INGEST_WORKERS`` is not a whole number.
+    """
+    value = os.environ.get(WORKERS_ENV, "").strip()
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            raise ValueError(f"{WORKERS_ENV}={value!r} is not a whole number of processes") from None
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        usable = os.cpu_count() or 1
+    return max(1, min(usable, MAX_DEFAULT_WORKERS))
+
+
+def run_batches(
+    function: Callable[[Job], Result],
+    batches: Iterable[tuple[Batch, list[Job]]],
+    total_bytes: int,
+) -> Iterator[tuple[Batch, list[Result]]]:
+    """Yield ``(batch, [function(job) for job in jobs])`` for each ``(batch, jobs)``, in order.
+
+    With workers, the next batch is taken (``batches`` may read the store to make its jobs) and
+    its jobs are started before the current batch is yielded, so the workers compute while the
+    caller writes. At most two batches are in flight, so memory stays bounded by the batch size.
+    ``function`` must be a module-level function that does not raise for bad input (return the
+    error instead). When a worker dies (killed, or a crash in native code), the pool is dropped
+    and the rest runs inline.
+    """
+    workers = worker_count()
+    if workers < 2 or total_bytes < PARALLEL_MIN_BYTES:
+        for batch, jobs in batches:
+            yield batch, [function(job) for job in jobs]
+        return
+    pool = _shared_pool(workers)
+    pending: deque[tuple[Batch, list[Job], list[Future[Result]] | None]] = deque()
+    source = iter(batches)
+
+    def submit(batch: Batch, jobs: list[Job]) -> None:
+        try:
+            # Submitting starts any missing worker.
+            with _main_module_hidden():
+                pending.append((batch, jobs, [pool.submit(function, job) for job in jobs]))
+        except BrokenProcessPool:
+            pending.append((batch, jobs, None))
+
+    for batch, jobs in itertools.islice(source, 1):
+        submit(batch, jobs)
+    while pending:
+        for batch, jobs in itertools.islice(source, 1):
+            submit(batch, jobs)
+        batch, jobs, futures = pending.popleft()
+        try:
+            if futures is None:
+                raise BrokenProcessPool("the pool broke before this batch started")
+            results = [future.result() for future in futures]
+        except BrokenProcessPool:
+            _drop_pool()
+            results = [function(job) for job in jobs]
+            yield batch, results
+            # No pool any more: the batches in flight and the rest run inline.
+            for later, later_jobs, _ in pending:
+                yield later, [function(job) for job in later_jobs]
+            for later, later_jobs in source:
+                yield later, [function(job) for job in later_jobs]
+            return
+        yield batch, results
+
+
+def _shared_pool(workers: int) -> ProcessPoolExecutor:
+    global _pool, _pool_size
+    with _lock:
+        if _pool is None or _pool_size != workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False, cancel_futures=True)
+            context = multiprocessing.get_context("forkserver")
+            # Workers fork from a server that has imported the libraries once.
+            context.set_forkserver_preload(["ingest_assets.tasks"])
+            _pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+            _pool_size = workers
+        return _pool
+
+
+@contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Start workers without the caller's main script.
+
+    A new worker imports the main module of its parent unless that has no file; a script
+    without an ``if __name__ == "__main__"`` guard would run again in every worker. The jobs
+    live in this package, never in ``__main__``, so the workers do not need it.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    with _lock:
+        saved = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
+        main.__dict__.pop("__file__", None)
+        main.__spec__ = None
+        try:
+            yield
+        finally:
+            main.__dict__.update(saved)
+            if "__spec__" not in saved:
+                del main.__spec__
+
+
+def _drop_pool() -> None:
+    global _pool
+    with _lock:
+        if _pool is not None:
+            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool = None
+
+
+@atexit.register
+def _shutdown() -> None:
+    _drop_pool()

@@ -1,0 +1,129 @@
+"""Worker processes: the same store as inline work, and no lost batch when a worker dies."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingest_assets import workers
+from ingest_assets.engine import IngestEngine
+from ingest_assets.plans import load_plans
+from ingest_assets.store import IngestStore
+from tests.ingest.conftest import SAMPLE
+
+ROOT = Path(__file__).resolve().parents[2]
+PLANS = """plans:
+  default:
+    routes:
+      chat:
+        parent: {strategy: turn-window, chunk_size: 300, tokenizer: cl100k_base}
+        child: {strategy: recursive, chunk_size: 60, tokenizer: cl100k_base}
+      "*":
+        parent: {strategy: section, size: 300, tokenizer: cl100k_base}
+        child: {strategy: section, size: 60, tokenizer: cl100k_base}
+"""
+
+
+def _ingest(root: Path, database: str) -> list[tuple[Any, ...]]:
+    """Ingest the sample (in ``root``: ids follow paths) into a new store; return every chunk
+    and graph node."""
+    inbox = root / "inbox"
+    if not inbox.exists():
+        shutil.copytree(SAMPLE, inbox)
+    plans_file = root / "plans.yaml"
+    plans_file.write_text(PLANS)
+    store = IngestStore(root / database)
+    IngestEngine(store, inbox, load_plans(plans_file)).reconcile()
+    chunks = store.query(
+        'SELECT id, set_key, "index", text, token_count, provenance::VARCHAR FROM chunks ORDER BY id'
+    )
+    nodes = store.query(
+        "SELECT id, label, json_merge_patch(properties, '{\"created_at\": null}')::VARCHAR "
+        "FROM graph_node_rows ORDER BY id"
+    )  # every property but the time the chunk was made
+    return chunks + nodes
+
+
+def test_workers_store_exactly_what_inline_work_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(workers.WORKERS_ENV, "1")
+    inline = _ingest(tmp_path, "inline.duckdb")
+    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)  # the sample is small: use the pool anyway
+    parallel = _ingest(tmp_path, "parallel.duckdb")
+    assert parallel == inline
+    assert len(inline) > 100
+    assert workers._pool is not None, "the pool was never used"
+
+
+def _die_in_a_worker(parent: int) -> int:
+    """Kill the worker process it runs in (as the OOM killer would); inline, return the pid."""
+    if os.getpid() != parent:
+        os._exit(9)
+    return parent
+
+
+def test_a_dead_worker_costs_no_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    parent = os.getpid()
+    batches = [(n, [parent, parent]) for n in range(3)]
+    results = list(workers.run_batches(_die_in_a_worker, batches, total_bytes=1 << 40))
+    assert results == [(n, [parent, parent]) for n in range(3)]
+
+
+def test_inline_below_the_threshold_and_with_one_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    parent = os.getpid()
+    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    assert list(workers.run_batches(_die_in_a_worker, [("a", [parent])], total_bytes=10)) == [("a", [parent])]
+    monkeypatch.setenv(workers.WORKERS_ENV, "1")
+    assert list(workers.run_batches(_die_in_a_worker, [("a", [parent])], total_bytes=1 << 40)) == [
+        ("a", [parent])
+    ]
+
+
+def test_a_bad_worker_count_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(workers.WORKERS_ENV, "many")
+    with pytest.raises(ValueError, match="INGEST_WORKERS='many'"):
+        workers.worker_count()
+
+
+def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
+    """Workers never import the caller's script, so an unguarded script is not run again in them."""
+    marker = tmp_path / "runs.txt"
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import os
+            from ingest_assets import workers
+            from ingest_assets.tasks import ParseTask, parse_source
+            from chunking.parsers import ParseLimits
+
+            with open({str(marker)!r}, "a") as handle:
+                handle.write("run\\n")
+            workers.PARALLEL_MIN_BYTES = 0
+            tasks = [
+                ParseTask({str(SAMPLE / "getting-started.md")!r}, "mem://a", "k", ParseLimits()),
+                ParseTask({str(SAMPLE / "field-notes.html")!r}, "mem://b", "k", ParseLimits()),
+            ]
+            ((_, results),) = workers.run_batches(parse_source, [("batch", tasks)], 1 << 30)
+            print(sorted(result.kind for result in results))
+            """
+        )
+    )
+    env = {**os.environ, workers.WORKERS_ENV: "2", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['html', 'markdown']"
+    assert "Traceback" not in done.stderr
+    assert marker.read_text() == "run\n"
