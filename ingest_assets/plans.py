@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -84,11 +85,13 @@ class Route:
     child: Any
     leveler: ParentChildChunker
 
-    @property
+    # Taken once, when the plan is built, like the plan's own fingerprint: a route and its plan
+    # key always agree, and the steps read them per document without hashing settings again.
+    @cached_property
     def parent_fingerprint(self) -> str:
         return self.parent.fingerprint()
 
-    @property
+    @cached_property
     def child_fingerprint(self) -> str:
         return self.child.fingerprint()
 

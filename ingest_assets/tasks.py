@@ -80,23 +80,29 @@ def chunk_document(job: ChunkTask) -> list[dict[str, Any]] | str:
 
 
 def _chunk_row(set_key: str, version_id: UUID, chunk: Chunk) -> dict[str, Any]:
-    data = chunk.model_dump(mode="json", exclude={"embedding"})
+    """The store row of a chunk: its fields, with provenance and metadata as JSON (keys sorted)."""
+    try:
+        # Metadata of our chunkers is plain JSON data; dumping it directly skips pydantic's
+        # per-chunk serializer (a tenth of a chunk step).
+        metadata = json.dumps(chunk.metadata, sort_keys=True)
+    except (TypeError, ValueError):
+        metadata = json.dumps(chunk.model_dump(mode="json", include={"metadata"})["metadata"], sort_keys=True)
     return {
         "set_key": set_key,
-        "id": data["id"],
-        "document_id": data["document_id"],
+        "id": str(chunk.id),
+        "document_id": str(chunk.document_id),
         "version_id": str(version_id),
         "level": chunk.level,
         "index": chunk.index,
         "text": chunk.text,
         "chunker": chunk.chunker,
         "chunker_hash": chunk.chunker_hash,
-        "parent_id": data["parent_id"],
-        "provenance": json.dumps(data["provenance"], sort_keys=True),
+        "parent_id": None if chunk.parent_id is None else str(chunk.parent_id),
+        "provenance": json.dumps(chunk.provenance.model_dump(mode="json"), sort_keys=True),
         "heading_path": list(chunk.heading_path),
         "content_kind": chunk.content_kind,
         "token_count": chunk.metadata.get("token_count"),
-        "metadata": json.dumps(data["metadata"], sort_keys=True),
+        "metadata": metadata,
         "created_at": chunk.created_at.replace(tzinfo=None),
     }
 

@@ -67,7 +67,8 @@ class RecursiveChunker(BaseChunker):
 
         Args:
             text: The text to split.
-            tokens: Its token count, when the caller already knows it (saves one count).
+            tokens: Its token count, when the caller already knows it (saves one count), or any
+                number over ``chunk_size`` when it knows only that the text is over.
 
         Raises:
             ChunkingError: chonkie's pieces do not cover the text (a splitter bug).

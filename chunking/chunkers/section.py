@@ -120,7 +120,8 @@ class SectionChunker(BaseChunker):
     def _chunk(self, document: Document) -> list[Chunk]:
         paged = _check_positions(document)
         units = [(section.heading_path, unit) for section in document.sections for unit in section.units]
-        counts = self.count_many([unit.text for _, unit in units])
+        # Units over the budget are split anyway: their counts stop at size + 1.
+        counts = self._tokenizer.count_capped([unit.text for _, unit in units], self.size)
         drafts: list[_Draft] = []
         open_draft: _Draft | None = None
         position = 0

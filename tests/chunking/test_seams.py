@@ -1,4 +1,5 @@
-"""Seam counting: a join's cost counted near the join equals counting the joined text.
+"""Counting shortcuts: a join's cost counted near the join equals counting the joined text,
+and counts capped at a budget are exact below it.
 
 The section chunker sizes a growing chunk from its pieces' counts plus these seams, without
 counting the chunk again, so a wrong seam would be a wrong ``token_count`` (and maybe a chunk over
@@ -100,3 +101,11 @@ def test_seam_of_prose_is_found_near_the_join(name: str) -> None:
 
 def test_word_tokenizer_asks_for_a_recount() -> None:
     assert load_tokenizer("word").seam("two words", "\n\n", "and more") is None
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "character", "word"])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(TEXT, max_size=6), limit=st.integers(min_value=0, max_value=12))
+def test_capped_counts_are_exact_up_to_the_limit(name: str, texts: list[str], limit: int) -> None:
+    tokenizer = load_tokenizer(name)
+    assert tokenizer.count_capped(texts, limit) == [min(tokenizer.count(t), limit + 1) for t in texts]
