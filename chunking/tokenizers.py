@@ -104,6 +104,11 @@ class Tokenizer:
         """
         return self._ready().count_capped(texts, limit)
 
+    def seam_function(self) -> Callable[[str, str, str, bool], int | None]:
+        """:meth:`seam` as a plain function of ``(left, separator, right, left_starts_text)``, for
+        loops that call it per unit (no method lookups on the way)."""
+        return self._ready().seam
+
     def seam(self, left: str, separator: str, right: str, *, left_starts_text: bool = False) -> int | None:
         """Return what joining costs, counted at the seam only, or None when it cannot be.
 
@@ -341,6 +346,8 @@ def _load_bpe(name: str) -> _Backend:
 _SEAM_SEARCH = 256  # characters searched for a word end; past that, count more (still exact)
 _ASCII_WORD_END = frozenset(' \t\n\r\f\v!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~')
 _LINE_BREAKS = ("\n", "\r")
+# ASCII punctuation but the apostrophe (which starts contractions such as "'s").
+_ASCII_PUNCTUATION = frozenset('!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~')
 _SHORT_TEXT = 32  # texts up to this length have their counts remembered
 _SHORT_CACHE_SIZE = 1 << 16
 # A letter or digit (``[^\W_]`` is exactly ``str.isalnum``) followed by an ASCII word end.
@@ -389,6 +396,17 @@ class _BpeSeam:
             # The common join of a word and a paragraph: the whitespace is one pre-token
             # ending at a line break, and nothing else moves.
             return count(separator)
+        first = right[0]
+        if separator and not first.isspace() and first != "/" and not separator.strip("\r\n"):
+            # The other common join: a sentence's final punctuation and line breaks. The
+            # punctuation run (after a letter or digit) takes the line breaks into its pre-token
+            # and the right text starts a new one (o200k would also take a leading "/").
+            start = len(left)
+            while start and left[start - 1] in _ASCII_PUNCTUATION:
+                start -= 1
+            if 0 < start < len(left) and left[start - 1].isalnum():
+                tail = left[start:]
+                return count(tail + separator) - count(tail)
         cut = _last_word_end(left, follower)
         if cut is None:
             if not left_starts_text:

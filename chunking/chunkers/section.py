@@ -38,7 +38,7 @@ _BLANK_LINE = "\n\n"
 _KIND_OF_UNIT: dict[str, ContentKind] = {"code": "code", "heading": "heading", "table": "table_row"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Piece:
     """A packable piece: a whole unit or a part of one, with its place and size."""
 
@@ -128,32 +128,40 @@ class SectionChunker(BaseChunker):
         # Bound once: this loop runs per unit, and private attributes of a pydantic model are
         # looked up through __getattr__.
         size, min_size = self.size, self.effective_min_size
-        seam, count = self._tokenizer.seam, self.count_tokens
+        seam, count = self._tokenizer.seam_function(), self.count_tokens
         text = document.text
         for section in document.sections:
+            path = section.heading_path
             for unit in section.units:
-                path, tokens = section.heading_path, counts[position]
+                tokens = counts[position]
                 position += 1
-                if unit.content_kind == "table":
+                content_kind = unit.content_kind
+                if content_kind == "table":
                     if open_draft:
                         drafts.append(open_draft)
                         open_draft = None
                     drafts.extend(self._table_drafts(unit, path, tokens))
                     continue
-                pieces = self._unit_pieces(unit, path, tokens)
-                for piece in pieces[:-1]:  # parts of an oversized unit: each fills a chunk
-                    if open_draft:
-                        drafts.append(open_draft)
-                        open_draft = None
-                    drafts.append(_Draft([piece], piece.tokens))
-                if not pieces:
-                    continue
-                piece = pieces[-1]
+                kind = _KIND_OF_UNIT.get(content_kind, "text")
+                if tokens <= size:
+                    piece = _Piece(unit.text, unit.start, unit.end, unit.page, kind, path, tokens)
+                else:
+                    pieces = self._split_pieces(unit.text, unit.start, unit.page, kind, path, tokens)
+                    for part in pieces[:-1]:  # parts of an oversized unit: each fills a chunk
+                        if open_draft:
+                            drafts.append(open_draft)
+                            open_draft = None
+                        drafts.append(_Draft([part], part.tokens))
+                    if not pieces:
+                        continue
+                    piece = pieces[-1]
                 if open_draft is not None:
                     last = open_draft.pieces[-1]
-                    separator = _separator(text, last, piece)
                     delta = seam(
-                        last.text, separator, piece.text, left_starts_text=len(open_draft.pieces) == 1
+                        last.text,
+                        _separator(text, last, piece),
+                        piece.text,
+                        len(open_draft.pieces) == 1,
                     )
                     if delta is None:
                         joined_draft = _Draft([*open_draft.pieces, piece], 0)
@@ -172,12 +180,6 @@ class SectionChunker(BaseChunker):
         if open_draft:
             drafts.append(open_draft)
         return self._finish(document, drafts, paged)
-
-    def _unit_pieces(self, unit: Unit, path: tuple[str, ...], tokens: int) -> list[_Piece]:
-        kind = _KIND_OF_UNIT.get(unit.content_kind, "text")
-        if tokens <= self.size:
-            return [_Piece(unit.text, unit.start, unit.end, unit.page, kind, path, tokens)]
-        return self._split_pieces(unit.text, unit.start, unit.page, kind, path, tokens)
 
     def _split_pieces(
         self,
