@@ -18,6 +18,7 @@ default is the number of CPUs this process may use, at most :data:`MAX_DEFAULT_W
 from __future__ import annotations
 
 import atexit
+import gc
 import itertools
 import multiprocessing
 import os
@@ -120,6 +121,13 @@ def run_batches(
         yield batch, results
 
 
+def _prepare_worker() -> None:
+    """Run once in each new worker: move what is alive now (the imported libraries) out of the
+    garbage collector's reach. Chunking makes many small objects, so collections run often,
+    and without this each full one walks every object of every library again."""
+    gc.freeze()
+
+
 def _shared_pool(workers: int) -> ProcessPoolExecutor:
     global _pool, _pool_size
     with _lock:
@@ -129,7 +137,9 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
             context = multiprocessing.get_context("forkserver")
             # Workers fork from a server that has imported the libraries once.
             context.set_forkserver_preload(["ingest_assets.tasks"])
-            _pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+            _pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=context, initializer=_prepare_worker
+            )
             _pool_size = workers
         return _pool
 
