@@ -22,8 +22,10 @@ import gc
 import itertools
 import multiprocessing
 import os
+import select
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -121,11 +123,37 @@ def run_batches(
         yield batch, results
 
 
-def _prepare_worker() -> None:
-    """Run once in each new worker: move what is alive now (the imported libraries) out of the
-    garbage collector's reach. Chunking makes many small objects, so collections run often,
-    and without this each full one walks every object of every library again."""
+def _prepare_worker(owner: int) -> None:
+    """Run once in each new worker.
+
+    Moves what is alive now (the imported libraries) out of the garbage collector's reach:
+    chunking makes many small objects, so collections run often, and without this each full
+    one walks every object of every library again. Then watches the process that owns the pool:
+    if it is killed, nothing else tells the worker (its task queue stays open), so the worker
+    exits by itself instead of waiting forever.
+    """
     gc.freeze()
+    threading.Thread(target=_exit_after, args=(owner,), name="ingest-owner-watch", daemon=True).start()
+
+
+def _exit_after(owner: int) -> None:
+    """Return never: exit this process once process ``owner`` has ended."""
+    try:
+        handle = os.pidfd_open(owner)
+    except (AttributeError, OSError):  # no pidfd (not Linux 5.3+): look every second
+        handle = None
+    if handle is not None:
+        select.select([handle], [], [])  # readable once the process has ended
+    else:
+        while True:
+            time.sleep(1.0)
+            try:
+                os.kill(owner, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                continue
+    os._exit(0)
 
 
 def _shared_pool(workers: int) -> ProcessPoolExecutor:
@@ -138,7 +166,10 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
             # Workers fork from a server that has imported the libraries once.
             context.set_forkserver_preload(["ingest_assets.tasks"])
             _pool = ProcessPoolExecutor(
-                max_workers=workers, mp_context=context, initializer=_prepare_worker
+                max_workers=workers,
+                mp_context=context,
+                initializer=_prepare_worker,
+                initargs=(os.getpid(),),
             )
             _pool_size = workers
         return _pool

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -127,3 +128,44 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
     assert done.stdout.strip() == "['html', 'markdown']"
     assert "Traceback" not in done.stderr
     assert marker.read_text() == "run\n"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ", 1)[-1].startswith("Z"))
+
+
+def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
+    """A SIGKILLed owner cannot shut its pool down: its workers must notice and exit."""
+    script = tmp_path / "owner.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import os, sys, time
+            from ingest_assets import workers
+            workers.PARALLEL_MIN_BYTES = 0
+            batches = [("warm", [0, 0])]
+            list(workers.run_batches(abs, batches, 1 << 30))
+            pool = workers._pool
+            print(" ".join(str(p) for p in pool._processes), flush=True)
+            time.sleep(60)
+            """
+        )
+    )
+    env = {**os.environ, workers.WORKERS_ENV: "2", "PYTHONPATH": str(ROOT)}
+    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        pids = [int(p) for p in owner.stdout.readline().split()]
+        assert len(pids) == 2 and all(_alive(p) for p in pids)
+        owner.kill()
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in pids if _alive(p)], "workers outlived the killed run"
+    finally:
+        owner.kill()
