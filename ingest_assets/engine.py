@@ -17,22 +17,17 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import itertools
-import json
 import os
 import re
 import stat as stat_module
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from functools import cache, wraps
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from pydantic import TypeAdapter
-
-from chunking import Chunk, Document, ParseError
+from chunking import Document, ParseError
 from chunking.ids import settings_hash
 from chunking.parsers import ParseLimits
 from ingest_assets.plans import Plan, Route
@@ -45,7 +40,14 @@ from ingest_assets.store import (
     MemberWrite,
     SourceRow,
 )
-from ingest_assets.tasks import ChunkTask, ParseTask, chunk_document, parse_source
+from ingest_assets.tasks import (
+    ChunkTask,
+    GraphTask,
+    ParseTask,
+    chunk_document,
+    graph_records,
+    parse_source,
+)
 from ingest_assets.workers import run_batches
 
 __all__ = [
@@ -60,7 +62,6 @@ __all__ = [
 ]
 
 SHARD_COUNT = 8
-_DATETIME_ADAPTER: TypeAdapter[datetime] = TypeAdapter(datetime)
 SHARDS: tuple[str, ...] = tuple(f"{i:02d}" for i in range(SHARD_COUNT))
 # A read-chunk-write round closes at this many documents or this many bytes of source (parse)
 # or text (chunking, graph), whichever comes first: memory per round stays bounded whatever the
@@ -158,43 +159,6 @@ def _hash_file(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _json_provenance(provenance: dict[str, Any]) -> dict[str, Any]:
-    """Stored provenance JSON (keys sorted) in the models' field order, as ``model_dump`` gives it."""
-    if provenance["kind"] == "text":
-        return {"kind": "text", "start": provenance["start"], "end": provenance["end"]}
-    return {"kind": "page", "pages": provenance["pages"], "boxes": provenance.get("boxes", [])}
-
-
-def _node_properties(row: dict[str, Any]) -> dict[str, Any]:
-    """``Chunk.to_node_record().properties`` of a stored chunk row, built from the row itself,
-    without ``text``: the store keeps that once, in ``chunks``, and ``graph_nodes`` joins it."""
-    parent_id = row["parent_id"]
-    return {
-        "document_id": str(row["document_id"]),
-        "index": row["index"],
-        "provenance": _json_provenance(row["provenance"]),
-        "heading_path": list(row["heading_path"]),
-        "section_label": Chunk.section_label(_Headings(row["heading_path"])),  # type: ignore[arg-type]
-        "content_kind": row["content_kind"],
-        "chunker": row["chunker"],
-        "chunker_hash": row["chunker_hash"],
-        "level": row["level"],
-        "parent_id": str(parent_id) if parent_id is not None else None,
-        "metadata": row["metadata"],
-        "created_at": _json_datetime(row["created_at"]),
-    }
-
-
-@dataclass(frozen=True)
-class _Headings:
-    heading_path: Sequence[str]
-
-
-def _json_datetime(value: Any) -> str:
-    """A stored (naive UTC) timestamp as pydantic's JSON mode writes it."""
-    return _DATETIME_ADAPTER.dump_python(value, mode="json")
 
 
 def _step(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -748,59 +712,41 @@ class IngestEngine:
             else:
                 todo.append((item, parent, child, key, member))
         self.store.write_graph_sets([], relink)
+
         # Parents and children each hold about the document's text, the node records again.
-        for batch in _batches(todo, lambda entry: 3 * entry[0].text_length):
-            rows = self.store.chunk_rows_many([k for _, p, c, _, _ in batch for k in (p, c)], with_text=False)
-            sets = [
-                self._graph_write(item, parent, child, key, rows) for item, parent, child, key, _ in batch
+        def batches() -> Iterator[tuple[list[Any], list[GraphTask]]]:
+            for batch in _batches(todo, lambda entry: 3 * entry[0].text_length):
+                rows = self.store.graph_rows([k for _, p, c, _, _ in batch for k in (p, c)])
+                tasks = [
+                    GraphTask(
+                        item.document_id,
+                        item.version_id,
+                        item.uri,
+                        item.kind,
+                        parent,
+                        child,
+                        key,
+                        rows.get(parent, []),
+                        rows.get(child, []),
+                    )
+                    for item, parent, child, key, _ in batch
+                ]
+                yield batch, tasks
+
+        total = sum(3 * entry[0].text_length for entry in todo)
+        for batch, results in run_batches(graph_records, batches(), total):
+            sets = [s for s in results if isinstance(s, GraphSetWrite)]
+            failures = [
+                self._failure(item, "graph", plan_key, result)
+                for (item, *_), result in zip(batch, results, strict=True)
+                if isinstance(result, str)
             ]
-            stats["rows_written"] += self.store.write_graph_sets(sets, [m for *_, m in batch])
+            made = {s.document_id for s in sets}
+            members = [m for item, *_, m in batch if item.document_id in made]
+            stats["rows_written"] += self.store.write_graph_sets(sets, members)
+            self.store.record_failures(failures)
             stats["created"] += len(sets)
         return stats
-
-    @staticmethod
-    def _graph_write(
-        item: _Item, parent: str, child: str, key: str, rows: dict[str, list[dict]]
-    ) -> GraphSetWrite:
-        """Graph records of one document, straight from its stored rows (no ``Chunk`` objects):
-        the same records ``Chunk.to_node_record`` gives."""
-        parents = rows.get(parent, [])
-        kids = rows.get(child, [])
-        doc_id = str(item.document_id)
-        nodes = [
-            {
-                "id": doc_id,
-                "label": "Document",
-                "properties": json.dumps(
-                    {"source_uri": item.uri, "kind": item.kind, "version_id": str(item.version_id)}
-                ),
-            }
-        ]
-        for row in (*parents, *kids):
-            if row["id"] is None:
-                raise ValueError(f"chunk {row['index']} of document {doc_id} has no id")
-            nodes.append(
-                {
-                    "id": str(row["id"]),
-                    "label": "ParentChunk" if row["level"] else "Chunk",
-                    "properties": json.dumps(_node_properties(row)),
-                }
-            )
-        parent_ids = [str(p["id"]) for p in parents]
-        kid_ids = [str(c["id"]) for c in kids]
-        edges = [
-            {"source_id": doc_id, "target_id": p, "type": "HAS_CHUNK", "properties": "{}"} for p in parent_ids
-        ]
-        edges += [
-            {"source_id": str(c["parent_id"]), "target_id": i, "type": "PARENT_OF", "properties": "{}"}
-            for c, i in zip(kids, kid_ids, strict=True)
-        ]
-        for level in (parent_ids, kid_ids):
-            edges += [
-                {"source_id": a, "target_id": b, "type": "NEXT", "properties": "{}"}
-                for a, b in itertools.pairwise(level)
-            ]
-        return GraphSetWrite(key, item.document_id, item.version_id, parent, child, nodes, edges)
 
     # ------------------------------------------------------------------ reporting
 

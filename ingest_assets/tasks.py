@@ -1,4 +1,4 @@
-"""The tasks the engine hands to worker processes: parse one file, chunk one document.
+"""The tasks the engine hands to worker processes: parse a file, chunk or graph a document.
 
 Each task is a module-level function of picklable arguments that returns its result or its
 error as a value (never raises for bad input), so it runs the same inline or in a worker (see
@@ -7,17 +7,30 @@ error as a value (never raises for bad input), so it runs the same inline or in 
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
+
+from pydantic import TypeAdapter
 
 from chunking import Chunk, Document, ParentChildChunker, ParseError
 from chunking.chunk import PageProvenance, TextProvenance
 from chunking.parsers import ParseLimits, parse_file
-from ingest_assets.store import DocumentWrite, deflate_body, inflate_body
+from ingest_assets.store import DocumentWrite, GraphSetWrite, deflate_body, inflate_body
 
-__all__ = ["ChunkTask", "ParseTask", "chunk_document", "parse_source", "stored_chunk"]
+__all__ = [
+    "ChunkTask",
+    "GraphTask",
+    "ParseTask",
+    "chunk_document",
+    "graph_records",
+    "parse_source",
+    "stored_chunk",
+]
 
 
 @dataclass(frozen=True)
@@ -117,3 +130,99 @@ def stored_chunk(row: dict[str, Any]) -> Chunk:
             pages=tuple(provenance["pages"]), boxes=tuple(tuple(b) for b in provenance.get("boxes", ()))
         )
     return Chunk.model_construct(**{**row, "provenance": prov, "heading_path": list(row["heading_path"])})
+
+
+@dataclass(frozen=True)
+class GraphTask:
+    """Make the graph records of one document version from its stored parent and child rows
+    (as :meth:`ingest_assets.store.IngestStore.graph_rows` reads them)."""
+
+    document_id: UUID
+    version_id: UUID
+    uri: str
+    kind: str
+    parent_key: str
+    child_key: str
+    graph_key: str
+    parents: list[tuple[Any, ...]]
+    children: list[tuple[Any, ...]]
+
+
+def graph_records(task: GraphTask) -> GraphSetWrite | str:
+    """Graph records of one document, straight from its stored rows (no ``Chunk`` objects): the
+    records ``Chunk.to_node_record`` gives, without the text (the ``graph_nodes`` view joins it
+    from ``chunks``). Returns the error message instead for a row that cannot be one."""
+    try:
+        doc_id = str(task.document_id)
+        nodes = [
+            {
+                "id": doc_id,
+                "label": "Document",
+                "properties": json.dumps(
+                    {"source_uri": task.uri, "kind": task.kind, "version_id": str(task.version_id)}
+                ),
+            }
+        ]
+        for row in (*task.parents, *task.children):
+            nodes.append(
+                {
+                    "id": row[0],
+                    "label": "ParentChunk" if row[8] else "Chunk",
+                    "properties": json.dumps(_node_properties(row)),
+                }
+            )
+        parent_ids = [row[0] for row in task.parents]
+        child_ids = [row[0] for row in task.children]
+        edges = [
+            {"source_id": doc_id, "target_id": p, "type": "HAS_CHUNK", "properties": "{}"} for p in parent_ids
+        ]
+        edges += [
+            {"source_id": row[9], "target_id": row[0], "type": "PARENT_OF", "properties": "{}"}
+            for row in task.children
+        ]
+        for level in (parent_ids, child_ids):
+            edges += [
+                {"source_id": a, "target_id": b, "type": "NEXT", "properties": "{}"}
+                for a, b in itertools.pairwise(level)
+            ]
+    except (TypeError, ValueError, KeyError) as error:
+        return f"graph records of {task.uri} could not be made ({error}); report it with the file"
+    return GraphSetWrite(
+        task.graph_key, task.document_id, task.version_id, task.parent_key, task.child_key, nodes, edges
+    )
+
+
+_DATETIME_ADAPTER: TypeAdapter[datetime] = TypeAdapter(datetime)
+
+
+def _node_properties(row: tuple[Any, ...]) -> dict[str, Any]:
+    """``Chunk.to_node_record().properties`` of a stored chunk row (see ``graph_rows``) but the
+    text."""
+    (_, document_id, index, provenance, heading_path, content_kind, chunker, chunker_hash, level,
+     parent_id, metadata, created_at) = row  # fmt: skip
+    return {
+        "document_id": document_id,
+        "index": index,
+        "provenance": _json_provenance(json.loads(provenance)),
+        "heading_path": list(heading_path),
+        "section_label": Chunk.section_label(_Headings(heading_path)),  # type: ignore[arg-type]
+        "content_kind": content_kind,
+        "chunker": chunker,
+        "chunker_hash": chunker_hash,
+        "level": level,
+        "parent_id": parent_id,
+        "metadata": json.loads(metadata),
+        "created_at": _DATETIME_ADAPTER.dump_python(created_at, mode="json"),
+    }
+
+
+def _json_provenance(provenance: dict[str, Any]) -> dict[str, Any]:
+    """Stored provenance JSON (keys sorted) in the models' field order, as ``model_dump`` gives it."""
+    if provenance["kind"] == "text":
+        return {"kind": "text", "start": provenance["start"], "end": provenance["end"]}
+    return {"kind": "page", "pages": provenance["pages"], "boxes": provenance.get("boxes", [])}
+
+
+@dataclass(frozen=True)
+class _Headings:
+    heading_path: Sequence[str]

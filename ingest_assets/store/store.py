@@ -630,31 +630,55 @@ class IngestStore:
             ).fetchall()
         return {doc: (key, based) for doc, key, based in rows}
 
-    def chunk_rows_many(
-        self, set_keys: Iterable[str], *, with_text: bool = True
-    ) -> dict[str, list[dict[str, Any]]]:
-        """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order;
-        ``with_text=False`` leaves the text out (the graph step does not need it)."""
+    def chunk_rows_many(self, set_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order."""
+        names, grouped = self._rows_by_set(
+            'id, document_id, "index", text, provenance, heading_path, content_kind, chunker, '
+            "chunker_hash, level, parent_id, metadata, created_at",
+            set_keys,
+        )
+        result: dict[str, list[dict[str, Any]]] = {}
+        for key, rows in grouped.items():
+            result[key] = []
+            for values in rows:
+                row = dict(zip(names, values, strict=True))
+                row["provenance"] = json.loads(row["provenance"])
+                row["metadata"] = json.loads(row["metadata"])
+                result[key].append(row)
+        return result
+
+    def graph_rows(self, set_keys: Iterable[str]) -> dict[str, list[tuple[Any, ...]]]:
+        """Return, per set and in index order, what graph records need of each chunk: ``(id,
+        document_id, index, provenance, heading_path, content_kind, chunker, chunker_hash, level,
+        parent_id, metadata, created_at)``, ids as text and JSON undecoded (the worker that
+        builds the records decodes it)."""
+        return self._rows_by_set(
+            'id::VARCHAR, document_id::VARCHAR, "index", provenance::VARCHAR, heading_path, '
+            "content_kind, chunker, chunker_hash, level, parent_id::VARCHAR, metadata::VARCHAR, "
+            "created_at",
+            set_keys,
+        )[1]
+
+    def _rows_by_set(
+        self, columns: str, set_keys: Iterable[str]
+    ) -> tuple[list[str], dict[str, list[tuple[Any, ...]]]]:
+        """The column names and, per set (every requested key present), its chunk rows in index
+        order; ``columns`` is SQL written in this module, never input."""
         keys = sorted(set(set_keys))
         if not keys:
-            return {}
+            return [], {}
         with self.connect() as con:
             cursor = con.execute(
-                ("SELECT text, " if with_text else "SELECT ")
-                + 'set_key, id, document_id, "index", provenance, heading_path, content_kind, chunker, '
-                "chunker_hash, level, parent_id, metadata, created_at "
-                'FROM chunks WHERE list_contains(?, set_key) ORDER BY set_key, "index"',
+                "SELECT set_key, " + columns + " FROM chunks WHERE list_contains(?, set_key) "
+                'ORDER BY set_key, "index"',
                 [keys],
             )
-            names = [d[0] for d in cursor.description]
+            names = [d[0] for d in cursor.description][1:]
             rows = cursor.fetchall()
-        result: dict[str, list[dict[str, Any]]] = {key: [] for key in keys}
-        for values in rows:
-            row = dict(zip(names, values, strict=True))
-            row["provenance"] = json.loads(row["provenance"])
-            row["metadata"] = json.loads(row["metadata"])
-            result[row.pop("set_key")].append(row)
-        return result
+        grouped: dict[str, list[tuple[Any, ...]]] = {key: [] for key in keys}
+        for row in rows:
+            grouped[row[0]].append(row[1:])
+        return names, grouped
 
     def chunk_sizes(self, set_keys: Iterable[str]) -> list[tuple[int | None, str, int, str]]:
         """Return (token_count, source_uri, index, first 60 characters) of every chunk in the sets."""
