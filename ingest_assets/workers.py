@@ -1,4 +1,4 @@
-"""Worker processes for the CPU-bound work of a step: parsing files and chunking documents.
+"""Worker processes for the CPU-bound work of a step: parsing, chunking, graph records.
 
 Parsing and chunking are pure Python for the most part, so threads would wait on each other;
 the engine hands such jobs to a small process pool instead and keeps every store read and write
