@@ -14,9 +14,9 @@ repeat a header. Size always counts the joined text.
 
 Each unit is counted once (in one batch per document); a growing chunk is never counted again:
 its exact size is its pieces' counts plus what each join costs, counted in a few characters on
-either side of the join (:meth:`chunking.tokenizers.Tokenizer.seam`). Only where a seam cannot be
+either side of the join (:meth:`chunking.tokenizers.Tokenizer.seam`). Where a seam cannot be
 counted locally (the ``word`` tokenizer, text with no word boundary near the join) and for table
-row groups is the joined text counted, once.
+row groups, the size is estimated from the parts and the finished chunk is counted once.
 """
 
 from __future__ import annotations
@@ -157,20 +157,19 @@ class SectionChunker(BaseChunker):
                     piece = pieces[-1]
                 if open_draft is not None:
                     last = open_draft.pieces[-1]
-                    delta = seam(
-                        last.text,
-                        _separator(text, last, piece),
-                        piece.text,
-                        len(open_draft.pieces) == 1,
-                    )
-                    if delta is None:
-                        joined_draft = _Draft([*open_draft.pieces, piece], 0)
-                        joined = count(self._render(document, joined_draft, paged)[0])
-                    else:
-                        joined = open_draft.tokens + piece.tokens + delta
+                    separator = _separator(text, last, piece)
+                    delta = seam(last.text, separator, piece.text, len(open_draft.pieces) == 1)
+                    exact = delta is not None
+                    if not exact:
+                        # No local seam (the word tokenizer, text without a word end nearby):
+                        # estimate from the parts, never by counting the growing chunk again;
+                        # _finish counts the chunk once and repacks it if the estimate was low.
+                        delta = count(separator) if separator else 0
+                    joined = open_draft.tokens + piece.tokens + delta
                     if joined <= size:
                         open_draft.pieces.append(piece)
                         open_draft.tokens = joined
+                        open_draft.exact = open_draft.exact and exact
                         continue
                     drafts.append(open_draft)
                 open_draft = _Draft([piece], piece.tokens)
