@@ -117,7 +117,8 @@ class Tokenizer:
         count(right) + d``: a growing chunk's exact size follows from its pieces' counts without
         counting the chunk again. None means the seam cannot be counted locally (the ``word``
         tokenizer; a ``left`` with no word boundary near its end that does not start the text):
-        count the joined text instead.
+        the caller has to size the joined text another way (the section packer estimates it
+        and counts the finished chunk once).
         """
         return self._ready().seam(left, separator, right, left_starts_text)
 
