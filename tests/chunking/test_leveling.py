@@ -19,12 +19,17 @@ from tests.chunking.test_section import layout
 TEXT = "\n\n".join(f"Paragraph {i}. " + "Some words here. " * (i % 7 + 1) for i in range(30))
 
 
-def test_leveling_returns_parents_then_children_with_parent_ids() -> None:
-    doc = Document.from_text(TEXT, source_uri="mem://lv")
-    leveler = ParentChildChunker(
+def _section_over_recursive() -> ParentChildChunker:
+    """Parents of 200 characters by section, children of 60 by the recursive splitter."""
+    return ParentChildChunker(
         parent=SectionChunker(size=200, tokenizer="character"),
         child=RecursiveChunker(chunk_size=60, tokenizer="character"),
     )
+
+
+def test_leveling_returns_parents_then_children_with_parent_ids() -> None:
+    doc = Document.from_text(TEXT, source_uri="mem://lv")
+    leveler = _section_over_recursive()
     chunks = leveler.chunk(doc)
     check_leveled(leveler, doc, chunks)
     parents = [c for c in chunks if c.level == 1]
@@ -33,10 +38,7 @@ def test_leveling_returns_parents_then_children_with_parent_ids() -> None:
 
 def test_children_redone_from_stored_parents_match_a_fresh_run() -> None:
     doc = Document.from_text(TEXT, source_uri="mem://lv")
-    leveler = ParentChildChunker(
-        parent=SectionChunker(size=200, tokenizer="character"),
-        child=RecursiveChunker(chunk_size=60, tokenizer="character"),
-    )
+    leveler = _section_over_recursive()
     parents = leveler.chunk_parents(doc)
     stored = [Chunk.model_validate_json(p.model_dump_json()) for p in parents]  # as a store gives them back
     smaller = leveler.model_copy(update={"child": RecursiveChunker(chunk_size=40, tokenizer="character")})
