@@ -167,11 +167,25 @@ class EndToEnd:
 
 
 class Engine:
+    """Every engine step over every shard, in this process (``run`` is what is timed)."""
+
     name = "engine (no Dagster)"
+    database = "engine.duckdb"
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.db = ws.root / "engine.duckdb"
+        self.db = ws.root / self.database
+
+    def run(self, engine: Any, plans: list[Any]) -> tuple[dict[str, int], int]:
+        """Run the steps; return sets created per role and documents parsed."""
+        parsed = (engine.scan(), engine.parse())[1]["parsed"]
+        engine.register_plans()
+        created = {"parent": 0, "child": 0, "graph": 0}
+        for plan in plans:
+            created["parent"] += engine.chunk_parents(plan.key)["created"]
+            created["child"] += engine.chunk_children(plan.key)["created"]
+            created["graph"] += engine.build_graph(plan.key)["created"]
+        return created, parsed
 
     def step(self) -> dict[str, Any]:
         from ingest_assets.engine import IngestEngine
@@ -182,19 +196,13 @@ class Engine:
         before, rows = _current_ids(self.db), _stored_rows(self.db)
         started = time.perf_counter()
         engine = IngestEngine(IngestStore(self.db), self.ws.inbox, plans)
-        stats: dict[str, Any] = {"scan": engine.scan(), "parse": engine.parse()}
-        engine.register_plans()
-        created = {"parent": 0, "child": 0, "graph": 0}
-        for plan in plans:
-            created["parent"] += engine.chunk_parents(plan.key)["created"]
-            created["child"] += engine.chunk_children(plan.key)["created"]
-            created["graph"] += engine.build_graph(plan.key)["created"]
+        created, parsed = self.run(engine, plans)
         wall = time.perf_counter() - started
         return {
             "seconds": round(wall, 3),
             "chunker_calls": engine.chunker_calls,
             "sets_created": created,
-            "parsed": stats["parse"]["parsed"],
+            "parsed": parsed,
             "chunk_rows_written": _stored_rows(self.db) - rows,
             **diff(before, _current_ids(self.db)),
         }
@@ -205,22 +213,10 @@ class EngineReconcile(Engine):
     shards with work (``IngestEngine.reconcile``), without Dagster."""
 
     name = "engine reconcile (no Dagster)"
+    database = "engine-reconcile.duckdb"
 
-    def __init__(self, ws: Workspace) -> None:
-        super().__init__(ws)
-        self.db = ws.root / "engine-reconcile.duckdb"
-
-    def step(self) -> dict[str, Any]:
-        from ingest_assets.engine import IngestEngine
-        from ingest_assets.plans import load_plans
-        from ingest_assets.store import IngestStore
-
-        plans = load_plans(self.ws.plans)  # builds chunkers (tokenizers are cached): not timed
-        before, rows = _current_ids(self.db), _stored_rows(self.db)
-        started = time.perf_counter()
-        engine = IngestEngine(IngestStore(self.db), self.ws.inbox, plans)
+    def run(self, engine: Any, plans: list[Any]) -> tuple[dict[str, int], int]:
         stats = engine.reconcile()
-        wall = time.perf_counter() - started
         created = {
             role: sum(s["created"] for s in stats.get(step, {}).values())
             for role, step in (
@@ -229,14 +225,7 @@ class EngineReconcile(Engine):
                 ("graph", "build_graph"),
             )
         }
-        return {
-            "seconds": round(wall, 3),
-            "chunker_calls": engine.chunker_calls,
-            "sets_created": created,
-            "parsed": stats.get("parse", {}).get("parsed", 0),
-            "chunk_rows_written": _stored_rows(self.db) - rows,
-            **diff(before, _current_ids(self.db)),
-        }
+        return created, stats.get("parse", {}).get("parsed", 0)
 
 
 # ----------------------------------------------------------------------------- peers
