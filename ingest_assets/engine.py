@@ -20,6 +20,7 @@ import importlib
 import os
 import re
 import stat as stat_module
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, wraps
@@ -161,6 +162,52 @@ def _hash_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+# A file is read again unless its stat matches the one recorded when it was hashed and that
+# stat was settled then: its last change stamped well before the hash began. A change made in
+# the same timestamp tick as the hash could otherwise leave the stat as it was. Linux stamps
+# files from a clock that ticks every 10 ms or less; stamps without a sub-millisecond part
+# suggest a coarse file system (FAT keeps 2 s), which gets the wide margin.
+SETTLED_NS = 50_000_000
+SETTLED_COARSE_NS = 3_000_000_000
+
+
+def _settled_and_unchanged(old: SourceRow, stat: os.stat_result) -> bool:
+    """Whether ``old`` holds the content of a file whose stat is now ``stat`` (no read needed)."""
+    if old.deleted or old.hashed_at_ns is None or old.ctime_ns is None:
+        return False
+    if (old.size, old.mtime_ns, old.ctime_ns, old.inode) != (
+        stat.st_size,
+        stat.st_mtime_ns,
+        stat.st_ctime_ns,
+        stat.st_ino,
+    ):
+        return False
+    coarse = old.mtime_ns % 1_000_000 == 0 and old.ctime_ns % 1_000_000 == 0
+    margin = SETTLED_COARSE_NS if coarse else SETTLED_NS
+    return max(old.mtime_ns, old.ctime_ns) < old.hashed_at_ns - margin
+
+
+_SCAN_COUNTS = ("files", "new", "changed", "unchanged", "deleted")
+
+
+@dataclass
+class _ScanDiff:
+    """What a scan of the inbox found against the store (nothing written yet)."""
+
+    known: dict[str, SourceRow]  # the stored sources of the scanned shards, by URI
+    writes: list[SourceRow]  # new, changed and deleted sources
+    by_shard: dict[str, dict[str, int]]  # files, new, changed, unchanged, deleted
+    skipped: int  # links, special files, names that are not UTF-8 (all shards)
+
+    def stats(self, shards: Iterable[str]) -> dict[str, int]:
+        """:meth:`IngestEngine.scan`'s stats over ``shards``."""
+        stats = dict.fromkeys(_SCAN_COUNTS, 0)
+        for shard in shards:
+            for name, count in self.by_shard.get(shard, {}).items():
+                stats[name] += count
+        return {**stats, "skipped": self.skipped}
+
+
 def _step(method: Callable[..., Any]) -> Callable[..., Any]:
     """Run an engine step on one store connection (opened at its start, closed at its end).
 
@@ -243,28 +290,33 @@ class IngestEngine:
     def scan(self, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
         """Record new, changed and deleted files of the inbox in ``shards``.
 
-        Files are hashed every time (size and mtime can lie); a row is written only when the
-        hash, size or deleted flag moved. Only regular files inside the inbox are read: symbolic
-        links (to files or folders, inside or outside the inbox), FIFOs, sockets and devices are
-        skipped and counted in ``skipped``, and so are names that are not valid UTF-8.
+        A file is hashed unless its stat (size, mtime, ctime, inode) is the one recorded when
+        it was last hashed and that stat was settled then (see ``SETTLED_NS``): size and mtime
+        alone can lie (tools restore mtimes), but ctime cannot be set back. A row is written
+        only when the hash, size or deleted flag moved, so an unchanged inbox writes nothing.
+        Only regular files inside the inbox are read: symbolic links (to files or folders,
+        inside or outside the inbox), FIFOs, sockets and devices are skipped and counted in
+        ``skipped``, and so are names that are not valid UTF-8.
 
         Raises:
             FileNotFoundError: The inbox folder does not exist.
         """
-        writes, stats, _ = self._scan_diff(set(shards))
-        self.store.write_sources(writes)
-        return stats
+        shards = set(shards)
+        return self._write_scan(self._scan_diff(shards), shards)
 
-    def _scan_diff(self, shards: set[str]) -> tuple[list[SourceRow], dict[str, Any], dict[str, int]]:
-        """What :meth:`scan` would write, its stats, and the number of files per shard (no write)."""
+    def _write_scan(self, diff: _ScanDiff, shards: set[str]) -> dict[str, Any]:
+        self.store.write_sources([w for w in diff.writes if w.shard in shards])
+        return diff.stats(shards)
+
+    def _scan_diff(self, shards: set[str]) -> _ScanDiff:
+        """What :meth:`scan` of ``shards`` would write and report (no write)."""
         if not self.inbox.is_dir():
             raise FileNotFoundError(f"inbox {self.inbox} is not a folder; pass --inbox or set INGEST_INBOX")
         known = self.store.sources(shards)
         seen: set[str] = set()
         writes: list[SourceRow] = []
-        per_shard: dict[str, int] = {}
-        stats = {"files": 0, "new": 0, "changed": 0, "unchanged": 0, "deleted": 0, "skipped": 0}
-        files, stats["skipped"] = self._files()
+        by_shard: dict[str, dict[str, int]] = {}
+        files, skipped = self._files()
         for path in sorted(files):
             uri = path.as_uri()
             document_id = Document.node_id_for(uri)
@@ -272,20 +324,26 @@ class IngestEngine:
             if shard not in shards:
                 continue
             seen.add(uri)
-            stats["files"] += 1
-            per_shard[shard] = per_shard.get(shard, 0) + 1
+            counts = by_shard.setdefault(shard, dict.fromkeys(_SCAN_COUNTS, 0))
+            counts["files"] += 1
+            hashed_at = time.time_ns()  # before the stat: see _settled_and_unchanged
             stat = path.stat()
-            digest = _hash_file(path)
             old = known.get(uri)
+            if old is not None and _settled_and_unchanged(old, stat):
+                counts["unchanged"] += 1
+                continue
+            digest = _hash_file(path)
             if (
                 old is not None
                 and not old.deleted
                 and old.content_hash == digest
                 and old.size == stat.st_size
             ):
-                stats["unchanged"] += 1
+                # Same bytes under a new stat (touched, copied back): nothing to write, so the
+                # file is hashed again next time; a no-op run never writes.
+                counts["unchanged"] += 1
                 continue
-            stats["new" if old is None or old.deleted else "changed"] += 1
+            counts["new" if old is None or old.deleted else "changed"] += 1
             same_bytes = old is not None and old.content_hash == digest
             writes.append(
                 SourceRow(
@@ -299,13 +357,16 @@ class IngestEngine:
                     deleted=False,
                     parse_key=old.parse_key if same_bytes else None,
                     version_id=old.version_id if same_bytes else None,
+                    ctime_ns=stat.st_ctime_ns,
+                    inode=stat.st_ino,
+                    hashed_at_ns=hashed_at,
                 )
             )
         for uri, old in known.items():
             if uri not in seen and not old.deleted:
-                stats["deleted"] += 1
+                by_shard.setdefault(old.shard, dict.fromkeys(_SCAN_COUNTS, 0))["deleted"] += 1
                 writes.append(SourceRow(**{**old.__dict__, "deleted": True}))
-        return writes, stats, per_shard
+        return _ScanDiff(known, writes, by_shard, skipped)
 
     def _files(self) -> tuple[list[Path], int]:
         """Regular, non-hidden files under the inbox, never through a link; and how many were skipped.
@@ -578,16 +639,19 @@ class IngestEngine:
             The stats of each step that ran, by step name (``chunk_parents`` etc. per plan key),
             and ``pending``: what :meth:`pending` found.
         """
-        todo = self.pending()
+        diff = self._scan_diff_if_inbox(set(SHARDS))
+        todo = self._pending(set(SHARDS), diff)
         stats: dict[str, Any] = {"pending": {"documents": todo["documents"], "chunks": todo["chunks"]}}
         if todo["documents"]:
-            stats["scan"] = self.scan(todo["documents"])
-            stats["parse"] = self.parse(todo["documents"])
+            # The inbox as pending() saw it a moment ago, in this same session: not read twice.
+            documents = set(todo["documents"])
+            stats["scan"] = self.scan(documents) if diff is None else self._write_scan(diff, documents)
+            stats["parse"] = self.parse(documents)
         if todo["chunks"]:
             self.register_plans()
-        for plan_key, shards in todo["chunks"].items():
+        for plan_key, plan_shards in todo["chunks"].items():
             for step in ("chunk_parents", "chunk_children", "build_graph"):
-                stats.setdefault(step, {})[plan_key] = getattr(self, step)(plan_key, shards)
+                stats.setdefault(step, {})[plan_key] = getattr(self, step)(plan_key, plan_shards)
         return stats
 
     # ------------------------------------------------------------------ what is left to do
@@ -609,17 +673,25 @@ class IngestEngine:
             ``child`` / ``graph`` sets reused), so a caller can report skipped shards.
         """
         shards = set(shards)
-        idle: dict[str, dict[str, Any]] = {s: {"files": 0, "unchanged": 0, "plans": {}} for s in shards}
-        documents: set[str] = set()
+        return self._pending(shards, self._scan_diff_if_inbox(shards))
+
+    def _scan_diff_if_inbox(self, shards: set[str]) -> _ScanDiff | None:
+        """:meth:`_scan_diff`, or None when the inbox is missing (the scan step reports that)."""
         try:
-            writes, _, per_shard = self._scan_diff(shards)
-        except FileNotFoundError:  # the documents run reports it, as it always did
+            return self._scan_diff(shards)
+        except FileNotFoundError:
+            return None
+
+    def _pending(self, shards: set[str], diff: _ScanDiff | None) -> dict[str, Any]:
+        """:meth:`pending` from a scan of ``shards`` (None: the inbox is missing)."""
+        idle: dict[str, dict[str, Any]] = {s: {"files": 0, "unchanged": 0, "plans": {}} for s in shards}
+        if diff is None:
             return {"documents": sorted(shards), "chunks": {}, "idle": idle}
-        documents.update(w.shard for w in writes)
-        for shard, count in per_shard.items():
-            idle[shard]["files"] = count
+        documents: set[str] = {w.shard for w in diff.writes}
+        for shard, counts in diff.by_shard.items():
+            idle[shard]["files"] = counts["files"]
         salt = parser_versions()
-        for source in self.store.sources(shards).values():
+        for source in diff.known.values():
             if source.deleted:
                 continue
             if self._needs_parse(source, f"{source.content_hash}:{salt}"):

@@ -1,4 +1,4 @@
--- Store schema, version 2. Tables are internal; the views at the bottom are the read-side
+-- Store schema, version 4. Tables are internal; the views at the bottom are the read-side
 -- contract users query directly. Nothing here is ever updated in place except sources,
 -- plans and plan_members, whose rows are small pointers; chunk rows are written once per
 -- chunk set and never rewritten.
@@ -18,6 +18,11 @@ CREATE TABLE sources (
     content_hash VARCHAR NOT NULL,
     size         BIGINT NOT NULL,
     mtime_ns     BIGINT NOT NULL,
+    -- What the file's stat said when it was hashed, and when (ns since the epoch, taken before
+    -- the stat): a file whose stat still matches and was settled then is not read again.
+    ctime_ns     BIGINT,
+    inode        BIGINT,
+    hashed_at_ns BIGINT,
     deleted      BOOLEAN NOT NULL,
     parse_key    VARCHAR,          -- content hash + parser version the version_id came from
     version_id   UUID,
@@ -33,9 +38,19 @@ CREATE TABLE documents (
     kind        VARCHAR NOT NULL,
     title       VARCHAR NOT NULL,
     text_length BIGINT NOT NULL,
-    body        BLOB NOT NULL,     -- Document.model_dump_json(), zlib-compressed
     parsed_at   TIMESTAMP NOT NULL,
     PRIMARY KEY (document_id, version_id)
+);
+
+-- Each document version's body (Document.model_dump_json(), zlib-compressed) in parts of at
+-- most 1998 bytes, in order. Small parts stay inline in DuckDB's string segments: appending
+-- a document then costs its own bytes at a checkpoint, where whole bodies in one column had
+-- every checkpoint after a parse rewrite all of them (a third of a one-file edit's time).
+CREATE TABLE document_body_parts (
+    document_id UUID NOT NULL,
+    version_id  UUID NOT NULL,
+    part        INTEGER NOT NULL,
+    bytes       BLOB NOT NULL
 );
 
 CREATE TABLE plans (
@@ -57,7 +72,10 @@ CREATE TABLE chunk_sets (
     fingerprint        VARCHAR NOT NULL,
     parent_fingerprint VARCHAR NOT NULL,  -- '' for parents
     chunk_count        INTEGER NOT NULL,
-    token_total        BIGINT NOT NULL,
+    token_total        BIGINT NOT NULL,   -- over chunks with a token count
+    tokens_counted     INTEGER,           -- chunks with a token count
+    tokens_min         INTEGER,
+    tokens_max         INTEGER,
     created_at         TIMESTAMP NOT NULL
 );
 

@@ -45,9 +45,28 @@ __all__ = [
     "inflate_body",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
 MIGRATIONS: dict[int, str] = {
+    # 4: sources remember the stat they were hashed under, so a settled, unchanged file is not
+    # read again; document bodies move to small parts (a checkpoint after a parse rewrote every
+    # body); chunk sets carry their token stats (metadata no longer scans every chunk). Bodies
+    # are cut at multiples of 3 bytes through base64, DuckDB having no substring of a BLOB.
+    3: "ALTER TABLE sources ADD COLUMN ctime_ns BIGINT; "
+    "ALTER TABLE sources ADD COLUMN inode BIGINT; "
+    "ALTER TABLE sources ADD COLUMN hashed_at_ns BIGINT; "
+    "{table:document_body_parts} "
+    "INSERT INTO document_body_parts "
+    "SELECT document_id, version_id, i::INTEGER, from_base64(substr(to_base64(body), i * 2664 + 1, 2664)) "
+    "FROM (SELECT document_id, version_id, body, "
+    "      unnest(range(0, greatest(1, (octet_length(body) + 1997) // 1998))) AS i FROM documents); "
+    "ALTER TABLE documents DROP COLUMN body; "
+    "ALTER TABLE chunk_sets ADD COLUMN tokens_counted INTEGER; "
+    "ALTER TABLE chunk_sets ADD COLUMN tokens_min INTEGER; "
+    "ALTER TABLE chunk_sets ADD COLUMN tokens_max INTEGER; "
+    "UPDATE chunk_sets SET tokens_counted = a.n, tokens_min = a.low, tokens_max = a.high "
+    "FROM (SELECT set_key, count(token_count) AS n, min(token_count) AS low, max(token_count) AS high "
+    "      FROM chunks GROUP BY set_key) a WHERE chunk_sets.set_key = a.set_key;",
     # 3: chunk nodes are stored without their text (the chunks table has it; writing it twice
     # more was a third of a full run's graph step) and the graph_nodes view joins it back. Older
     # rows that hold the text get the same text from the join.
@@ -61,14 +80,15 @@ MIGRATIONS: dict[int, str] = {
 
 
 def _with_views(sql: str) -> str:
-    """``sql`` with each ``{view:<name>}`` replaced by that view's definition in schema.sql."""
+    """``sql`` with each ``{view:<name>}`` / ``{table:<name>}`` replaced by that view's or
+    table's definition in schema.sql (so a migration creates exactly what a new store has)."""
     schema = resources.files("ingest_assets.store").joinpath("schema.sql").read_text()
 
     def definition(match: re.Match[str]) -> str:
-        start = schema.index(f"CREATE VIEW {match[1]} AS")
+        start = schema.index(f"CREATE {match[1].upper()} {match[2]} ")
         return schema[start : schema.index(";", start) + 1]
 
-    return re.sub(r"\{view:(\w+)\}", definition, sql)
+    return re.sub(r"\{(view|table):(\w+)\}", definition, sql)
 
 
 # DuckDB's own default buffer pool (80% of RAM) keeps every page a step wrote or read until its
@@ -131,6 +151,10 @@ class SourceRow:
     deleted: bool = False
     parse_key: str | None = None
     version_id: UUID | None = None
+    # The stat the content was hashed under and when (see IngestEngine.scan); None: unknown.
+    ctime_ns: int | None = None
+    inode: int | None = None
+    hashed_at_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +223,41 @@ class GraphSetWrite:
 
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+# The largest body part: DuckDB keeps strings this small inline in its segments (a 4 kB part
+# already went to overflow blocks and made checkpoints slower again). A multiple of 3, as the
+# schema 4 migration cuts through base64.
+BODY_PART_BYTES = 1998
+
+
+def _body_parts(documents: Sequence[DocumentWrite]) -> list[dict[str, Any]]:
+    """The ``document_body_parts`` rows of ``documents``: each compressed body in order."""
+    rows = []
+    for d in documents:
+        body = d.body if isinstance(d.body, bytes) else deflate_body(d.body)
+        document_id, version_id = str(d.document_id), str(d.version_id)
+        for part, start in enumerate(range(0, max(len(body), 1), BODY_PART_BYTES)):
+            rows.append(
+                {
+                    "document_id": document_id,
+                    "version_id": version_id,
+                    "part": part,
+                    "bytes": body[start : start + BODY_PART_BYTES],
+                }
+            )
+    return rows
+
+
+def _token_stats(rows: Sequence[dict[str, Any]]) -> dict[str, int | None]:
+    """A chunk set's token columns: total, how many chunks have a count, smallest, largest."""
+    counts = [r["token_count"] for r in rows if r.get("token_count") is not None]
+    return {
+        "token_total": sum(counts),
+        "tokens_counted": len(counts),
+        "tokens_min": min(counts, default=None),
+        "tokens_max": max(counts, default=None),
+    }
 
 
 def _open_error(path: Path, error: Exception) -> str:
@@ -451,7 +510,7 @@ class IngestStore:
         """Return the known sources (deleted ones included), by URI, optionally for some shards."""
         query = (
             "SELECT uri, path, document_id, shard, content_hash, size, mtime_ns, deleted, "
-            "parse_key, version_id "
+            "parse_key, version_id, ctime_ns, inode, hashed_at_ns "
             "FROM sources"
         )
         params: list[Any] = []
@@ -509,13 +568,13 @@ class IngestStore:
                         "kind": d.kind,
                         "title": d.title,
                         "text_length": d.text_length,
-                        "body": d.body if isinstance(d.body, bytes) else deflate_body(d.body),
                         "parsed_at": now,
                     }
                     for d in fresh
                 ],
                 _DOCUMENTS,
             )
+            self._insert(con, "document_body_parts", _body_parts(fresh), _BODY_PARTS)
             for d in documents:
                 con.execute(
                     "UPDATE sources SET version_id = ?, parse_key = ?, updated_at = ? WHERE uri = ?",
@@ -593,14 +652,20 @@ class IngestStore:
         with self.connect() as con:
             # A join on the key: DuckDB reads the bodies of these rows only.
             rows = con.execute(
-                "SELECT d.document_id::VARCHAR || '/' || d.version_id::VARCHAR, d.body FROM documents d "
+                "SELECT p.document_id::VARCHAR || '/' || p.version_id::VARCHAR AS key, p.bytes "
+                "FROM document_body_parts p "
                 "JOIN (SELECT unnest(?::UUID[]) AS document_id, unnest(?::UUID[]) AS version_id) w "
-                "USING (document_id, version_id)",
+                "USING (document_id, version_id) ORDER BY key, p.part",
                 [[d for d, _ in wanted], [v for _, v in wanted]],
             ).fetchall()
         wanted = [f"{d}/{v}" for d, v in wanted]
-        rows = [(key, bytes(body) if compressed else inflate_body(body)) for key, body in rows]
-        found = dict(rows)
+        parts: dict[str, list[bytes]] = {}
+        for key, part in rows:
+            parts.setdefault(key, []).append(part)
+        found = {
+            key: body if compressed else inflate_body(body)
+            for key, body in ((key, b"".join(chunks)) for key, chunks in parts.items())
+        }
         missing = [k for k in wanted if k not in found]
         if missing:
             raise StoreError(f"document versions {missing[:3]} are not stored; materialize documents first")
@@ -694,7 +759,10 @@ class IngestStore:
             ).fetchall()
 
     def chunk_size_stats(self, set_keys: Iterable[str], preview_rows: int = 5) -> dict[str, Any]:
-        """Aggregate token counts of the chunks in the sets, in SQL, plus the first chunks.
+        """Aggregate token counts of the chunks in the sets, plus the first chunks.
+
+        The aggregates come from each set's own stats (written with the set), not from a scan
+        of its chunks.
 
         Returns:
             ``chunks`` (rows), ``tokens_min`` / ``tokens_mean`` / ``tokens_max`` over non-null
@@ -707,7 +775,8 @@ class IngestStore:
             return {"chunks": 0, "tokens_min": 0, "tokens_mean": 0.0, "tokens_max": 0, "preview": []}
         with self.connect() as con:
             count, low, mean, high = con.execute(
-                "SELECT count(*), min(token_count), avg(token_count), max(token_count) FROM chunks "
+                "SELECT coalesce(sum(chunk_count), 0), min(tokens_min), "
+                "sum(token_total) / nullif(sum(tokens_counted), 0), max(tokens_max) FROM chunk_sets "
                 "WHERE set_key IN (SELECT unnest(?::VARCHAR[]))",
                 [keys],
             ).fetchone()
@@ -763,7 +832,7 @@ class IngestStore:
                         "fingerprint": s.fingerprint,
                         "parent_fingerprint": s.parent_fingerprint,
                         "chunk_count": len(s.rows),
-                        "token_total": sum(r.get("token_count") or 0 for r in s.rows),
+                        **_token_stats(s.rows),
                         "created_at": now,
                     }
                     for s in fresh
@@ -882,6 +951,9 @@ _SOURCES = pa.schema(
         ("deleted", pa.bool_()),
         ("parse_key", pa.string()),
         ("version_id", _UUID),
+        ("ctime_ns", pa.int64()),
+        ("inode", pa.int64()),
+        ("hashed_at_ns", pa.int64()),
         ("updated_at", pa.timestamp("us")),
     ]
 )
@@ -893,9 +965,11 @@ _DOCUMENTS = pa.schema(
         ("kind", pa.string()),
         ("title", pa.string()),
         ("text_length", pa.int64()),
-        ("body", pa.binary()),
         ("parsed_at", pa.timestamp("us")),
     ]
+)
+_BODY_PARTS = pa.schema(
+    [("document_id", _UUID), ("version_id", _UUID), ("part", pa.int32()), ("bytes", pa.binary())]
 )
 _CHUNK_SETS = pa.schema(
     [
@@ -907,6 +981,9 @@ _CHUNK_SETS = pa.schema(
         ("parent_fingerprint", pa.string()),
         ("chunk_count", pa.int32()),
         ("token_total", pa.int64()),
+        ("tokens_counted", pa.int32()),
+        ("tokens_min", pa.int32()),
+        ("tokens_max", pa.int32()),
         ("created_at", pa.timestamp("us")),
     ]
 )

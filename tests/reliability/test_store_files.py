@@ -123,16 +123,46 @@ def test_older_schema_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert store.query("SELECT count(*) FROM duckdb_columns() WHERE column_name = 'note'") == [(1,)]
 
 
+def downgrade_to_schema_3(con: duckdb.DuckDBPyConnection) -> None:
+    """Give a current store the tables schema 3 had, bodies and all (every later change undone)."""
+    bodies: dict[tuple[str, str], list[bytes]] = {}
+    for document_id, version_id, part in con.execute(
+        "SELECT document_id::VARCHAR, version_id::VARCHAR, bytes FROM document_body_parts "
+        "ORDER BY document_id, version_id, part"
+    ).fetchall():
+        bodies.setdefault((document_id, version_id), []).append(part)
+    con.execute("ALTER TABLE documents ADD COLUMN body BLOB")
+    for (document_id, version_id), parts in bodies.items():
+        con.execute(
+            "UPDATE documents SET body = ? WHERE document_id = ? AND version_id = ?",
+            [b"".join(parts), document_id, version_id],
+        )
+    con.execute("DROP TABLE document_body_parts")
+    for table, column in (
+        ("sources", "ctime_ns"),
+        ("sources", "inode"),
+        ("sources", "hashed_at_ns"),
+        ("chunk_sets", "tokens_counted"),
+        ("chunk_sets", "tokens_min"),
+        ("chunk_sets", "tokens_max"),
+    ):
+        con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version VALUES (3, now())")
+
+
 def test_schema_1_store_with_json_bodies_is_migrated_and_readable(tmp_path: Path) -> None:
     db = tmp_path / "v1.duckdb"
     IngestStore(db).check()
     with duckdb.connect(str(db)) as con:  # make it look like schema 1: JSON bodies, no verified_sets
+        downgrade_to_schema_3(con)
         con.execute("ALTER TABLE documents ALTER COLUMN body SET DATA TYPE JSON USING NULL")
         con.execute("DROP TABLE verified_sets")
         con.execute("DELETE FROM schema_version")
         con.execute("INSERT INTO schema_version VALUES (1, now())")
         con.execute(
-            "INSERT INTO documents VALUES ('00000000-0000-0000-0000-000000000001', "
+            "INSERT INTO documents (document_id, version_id, source_uri, kind, title, text_length, "
+            "body, parsed_at) VALUES ('00000000-0000-0000-0000-000000000001', "
             "'00000000-0000-0000-0000-000000000002', 'file:///a.md', 'markdown', 'A', 5, "
             '\'{"text": "hello"}\', now())'
         )

@@ -1,0 +1,49 @@
+"""A schema 3 store full of data is migrated to schema 4 in place: bodies, token stats and the
+sources' stat columns, with nothing redone afterwards."""
+
+from __future__ import annotations
+
+import duckdb
+
+from ingest_assets.engine import IngestEngine
+from ingest_assets.plans import load_plans
+from ingest_assets.store import SCHEMA_VERSION, IngestStore
+from tests.ingest.conftest import Pipeline
+from tests.reliability.test_store_files import downgrade_to_schema_3
+
+
+def _engine(pipeline: Pipeline) -> IngestEngine:
+    return IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file)))
+
+
+def _token_stats(store: IngestStore) -> dict[str, tuple[int, int, int, int, int]]:
+    return {
+        key: (count, total, counted, low, high)
+        for key, count, total, counted, low, high in store.query(
+            "SELECT set_key, chunk_count, token_total, tokens_counted, tokens_min, tokens_max FROM chunk_sets"
+        )
+    }
+
+
+def test_schema_3_store_is_migrated_and_nothing_is_redone(pipeline: Pipeline) -> None:
+    _engine(pipeline).reconcile()
+    store = IngestStore(pipeline.db)
+    keys = store.query("SELECT document_id, version_id FROM documents")
+    bodies = store.document_bodies(keys, compressed=True)
+    stats = _token_stats(store)
+    assert bodies and all(low is not None for _, _, _, low, _ in stats.values())
+    with duckdb.connect(str(pipeline.db)) as con:
+        downgrade_to_schema_3(con)
+    assert len(bodies) == len(keys)
+
+    migrated = IngestStore(pipeline.db)
+    migrated.check()
+    assert migrated.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
+    assert migrated.document_bodies(keys, compressed=True) == bodies
+    assert migrated.query("SELECT max(octet_length(bytes)) FROM document_body_parts")[0][0] <= 1998
+    assert _token_stats(migrated) == stats
+    # Sources lost their stat, so each file is read once more; it is unchanged, so nothing runs.
+    engine = _engine(pipeline)
+    before = pipeline.snapshot()
+    assert engine.reconcile() == {"pending": {"documents": [], "chunks": {}}}
+    assert engine.chunker_calls == 0 and pipeline.snapshot() == before
