@@ -414,9 +414,15 @@ class IngestStore:
     def _ensure_schema(self, con: duckdb.DuckDBPyConnection) -> None:
         if self._schema_checked:
             return
-        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        if "schema_version" not in tables:
-            if tables:
+        try:
+            # The usual case in one cheap query: listing the tables first made DuckDB load every
+            # table's metadata (5-9 ms per connection, a tenth of a no-op run).
+            version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+            versioned = True
+        except duckdb.CatalogException:
+            versioned = False
+        if not versioned:
+            if con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0]:
                 raise StoreError(
                     f"{self.path}: holds tables but no schema_version table, so it was not written by "
                     "ingest_assets; point --db / INGEST_DUCKDB at another file"
@@ -427,7 +433,6 @@ class IngestStore:
             con.execute("INSERT INTO schema_version VALUES (?, ?)", [SCHEMA_VERSION, _now()])
             con.execute("COMMIT")
         else:
-            version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
             if version is None or version > SCHEMA_VERSION:
                 raise StoreError(
                     f"{self.path}: schema version {version} is unknown to this code (it knows "
