@@ -319,16 +319,19 @@ class IngestEngine:
         files, skipped = self._files()
         for path in sorted(files):
             uri = path.as_uri()
-            document_id = Document.node_id_for(uri)
-            shard = shard_of(document_id)
-            if shard not in shards:
-                continue
+            old = known.get(uri)
+            if old is None:
+                document_id = Document.node_id_for(uri)
+                shard = shard_of(document_id)
+                if shard not in shards:
+                    continue
+            else:  # both follow from the URI alone, and the store has them already
+                document_id, shard = old.document_id, old.shard
             seen.add(uri)
             counts = by_shard.setdefault(shard, dict.fromkeys(_SCAN_COUNTS, 0))
             counts["files"] += 1
             hashed_at = time.time_ns()  # before the stat: see _settled_and_unchanged
             stat = path.stat()
-            old = known.get(uri)
             if old is not None and _settled_and_unchanged(old, stat):
                 counts["unchanged"] += 1
                 continue
@@ -718,9 +721,8 @@ class IngestEngine:
 
     def _plan_pending(self, plan: Plan, shards: set[str], work: set[str]) -> dict[str, dict[str, int]]:
         """Add to ``work`` the shards where ``plan`` has a member to write; count reused sets."""
-        parents = self.store.members(plan.key, "parent")
-        children = self.store.members(plan.key, "child")
-        graphs = self.store.members(plan.key, "graph")
+        by_role = self.store.members_by_role(plan.key)
+        parents, children, graphs = by_role["parent"], by_role["child"], by_role["graph"]
         failed_parent = self.store.failed_keys("parent", plan.key)
         failed_child = self.store.failed_keys("child", plan.key)
         counts: dict[str, dict[str, int]] = {}
@@ -755,9 +757,8 @@ class IngestEngine:
         """Point ``plan_key`` at graph records (document, chunk nodes; HAS_CHUNK, PARENT_OF, NEXT edges)."""
         plan = self._plan(plan_key)
         items, unrouted = self._items(plan, shards)
-        parents = self.store.members(plan_key, "parent")
-        children = self.store.members(plan_key, "child")
-        graphs = self.store.members(plan_key, "graph")
+        by_role = self.store.members_by_role(plan_key)
+        parents, children, graphs = by_role["parent"], by_role["child"], by_role["graph"]
         ready: list[tuple[_Item, str, str, str]] = []
         for item in items:
             parent = parents.get(item.document_id, ("", ""))[0]

@@ -700,6 +700,18 @@ class IngestStore:
             ).fetchall()
         return {doc: (key, based) for doc, key, based in rows}
 
+    def members_by_role(self, plan_key: str) -> dict[str, dict[UUID, tuple[str, str]]]:
+        """:meth:`members` of every role (``parent``, ``child``, ``graph``) in one read."""
+        found: dict[str, dict[UUID, tuple[str, str]]] = {"parent": {}, "child": {}, "graph": {}}
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT role, document_id, set_key, based_on FROM plan_members WHERE plan_key = ?",
+                [plan_key],
+            ).fetchall()
+        for role, doc, key, based in rows:
+            found.setdefault(role, {})[doc] = (key, based)
+        return found
+
     def chunk_rows_many(self, set_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order."""
         names, grouped = self._rows_by_set(
