@@ -169,11 +169,13 @@ def _hash_file(path: Path) -> str:
 # suggest a coarse file system (FAT keeps 2 s), which gets the wide margin.
 SETTLED_NS = 50_000_000
 SETTLED_COARSE_NS = 3_000_000_000
+# On Windows st_ctime is the creation time, which an edit does not move: never trust the stat.
+_CTIME_IS_CHANGE_TIME = os.name != "nt"
 
 
 def _settled_and_unchanged(old: SourceRow, stat: os.stat_result) -> bool:
     """Whether ``old`` holds the content of a file whose stat is now ``stat`` (no read needed)."""
-    if old.deleted or old.hashed_at_ns is None or old.ctime_ns is None:
+    if not _CTIME_IS_CHANGE_TIME or old.deleted or old.hashed_at_ns is None or old.ctime_ns is None:
         return False
     if (old.size, old.mtime_ns, old.ctime_ns, old.inode) != (
         stat.st_size,
