@@ -8,8 +8,10 @@ from uuid import uuid4
 import duckdb
 import pytest
 
-from ingest_assets.engine import child_set_key, parent_set_key, shard_of
+from ingest_assets.engine import IngestEngine, child_set_key, parent_set_key, shard_of
+from ingest_assets.plans import load_plans
 from ingest_assets.store import SCHEMA_VERSION, ChunkSetWrite, IngestStore, MemberWrite, StoreError
+from tests.ingest.conftest import Pipeline
 
 
 def test_new_store_records_its_schema_version(tmp_path: Path) -> None:
@@ -54,3 +56,19 @@ def test_reuse_keys_separate_what_they_must() -> None:
     assert parent_set_key(doc, v1, "a" * 16) != parent_set_key(doc, v2, "a" * 16)
     assert child_set_key(doc, v1, "c" * 16, "a" * 16) != child_set_key(doc, v1, "c" * 16, "b" * 16)
     assert shard_of(doc) == shard_of(doc) and shard_of(doc) in {f"{i:02d}" for i in range(8)}
+
+
+def test_step_stats_from_set_columns_equal_stats_over_the_chunks(pipeline: Pipeline) -> None:
+    """Token stats and the preview come from per-set columns and a narrow read; they must equal
+    what a scan of every chunk of the sets gives."""
+    IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file))).reconcile()
+    store = IngestStore(pipeline.db)
+    for level in (0, 1):
+        keys = [k for (k,) in store.query("SELECT set_key FROM chunk_sets WHERE level = ?", [level])]
+        stats = store.chunk_size_stats(keys, preview_rows=7)
+        every = store.chunk_sizes(keys)
+        counts = [tokens for tokens, *_ in every if tokens is not None]
+        assert stats["chunks"] == len(every) and len(counts) > 7
+        assert (stats["tokens_min"], stats["tokens_max"]) == (min(counts), max(counts))
+        assert stats["tokens_mean"] == round(sum(counts) / len(counts), 1)
+        assert stats["preview"] == every[:7]

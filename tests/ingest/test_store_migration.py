@@ -47,19 +47,3 @@ def test_schema_3_store_is_migrated_and_nothing_is_redone(pipeline: Pipeline) ->
     before = pipeline.snapshot()
     assert engine.reconcile() == {"pending": {"documents": [], "chunks": {}}}
     assert engine.chunker_calls == 0 and pipeline.snapshot() == before
-
-
-def test_step_stats_from_set_columns_equal_stats_over_the_chunks(pipeline: Pipeline) -> None:
-    """Token stats and the preview come from per-set columns and a narrow read; they must equal
-    what a scan of every chunk of the sets gives."""
-    _engine(pipeline).reconcile()
-    store = IngestStore(pipeline.db)
-    for level in (0, 1):
-        keys = [k for (k,) in store.query("SELECT set_key FROM chunk_sets WHERE level = ?", [level])]
-        stats = store.chunk_size_stats(keys, preview_rows=7)
-        every = store.chunk_sizes(keys)
-        counts = [tokens for tokens, *_ in every if tokens is not None]
-        assert stats["chunks"] == len(every) and len(counts) > 7
-        assert (stats["tokens_min"], stats["tokens_max"]) == (min(counts), max(counts))
-        assert stats["tokens_mean"] == round(sum(counts) / len(counts), 1)
-        assert stats["preview"] == every[:7]
