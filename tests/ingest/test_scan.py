@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ingest_assets import engine as engine_module
-from ingest_assets.engine import SETTLED_NS, IngestEngine
+from ingest_assets.engine import IngestEngine
 from ingest_assets.store import IngestStore
 
 
@@ -39,8 +39,16 @@ def _inbox(tmp_path: Path, count: int = 3) -> Path:
     return inbox
 
 
+@pytest.fixture(autouse=True)
+def margin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A settling margin of 20 ms for every file system (FAT-like stamps get 3 s otherwise), so
+    the tests do not depend on the stamps' resolution."""
+    monkeypatch.setattr(engine_module, "SETTLED_NS", 20_000_000)
+    monkeypatch.setattr(engine_module, "SETTLED_COARSE_NS", 20_000_000)
+
+
 def _settle() -> None:
-    time.sleep(2 * SETTLED_NS / 1e9)
+    time.sleep(3 * engine_module.SETTLED_NS / 1e9)
 
 
 def _engine(tmp_path: Path, inbox: Path) -> IngestEngine:
@@ -80,7 +88,13 @@ def test_same_size_edit_with_mtime_put_back_is_found(tmp_path: Path, hashes: lis
     assert stats["changed"] == 1 and stats["unchanged"] == 2 and hashes == [target]
 
 
-def test_a_file_hashed_as_it_changed_is_read_every_time(tmp_path: Path, hashes: list[Path]) -> None:
+def test_a_file_hashed_as_it_changed_is_read_every_time(
+    tmp_path: Path, hashes: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A margin of an hour: the file's last change is always "within" it, however slow the
+    # machine is between the write and the hash.
+    monkeypatch.setattr(engine_module, "SETTLED_NS", 3600 * 10**9)
+    monkeypatch.setattr(engine_module, "SETTLED_COARSE_NS", 3600 * 10**9)
     inbox = _inbox(tmp_path, count=1)
     target = inbox / "note-0.md"
     engine = _engine(tmp_path, inbox)

@@ -8,8 +8,9 @@ import duckdb
 from ingest_assets.engine import IngestEngine
 from ingest_assets.plans import load_plans
 from ingest_assets.store import SCHEMA_VERSION, IngestStore
+from ingest_assets.store.store import BODY_PART_BYTES
 from tests.ingest.conftest import Pipeline
-from tests.reliability.test_store_files import downgrade_to_schema_3
+from tests.old_schemas import downgrade_to_schema_3
 
 
 def _engine(pipeline: Pipeline) -> IngestEngine:
@@ -31,16 +32,15 @@ def test_schema_3_store_is_migrated_and_nothing_is_redone(pipeline: Pipeline) ->
     keys = store.query("SELECT document_id, version_id FROM documents")
     bodies = store.document_bodies(keys, compressed=True)
     stats = _token_stats(store)
-    assert bodies and all(low is not None for _, _, _, low, _ in stats.values())
+    assert len(bodies) == len(keys) and all(low is not None for _, _, _, low, _ in stats.values())
     with duckdb.connect(str(pipeline.db)) as con:
         downgrade_to_schema_3(con)
-    assert len(bodies) == len(keys)
 
     migrated = IngestStore(pipeline.db)
     migrated.check()
     assert migrated.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
     assert migrated.document_bodies(keys, compressed=True) == bodies
-    assert migrated.query("SELECT max(octet_length(bytes)) FROM document_body_parts")[0][0] <= 1998
+    assert migrated.query("SELECT max(octet_length(bytes)) FROM document_body_parts")[0][0] <= BODY_PART_BYTES
     assert _token_stats(migrated) == stats
     # Sources lost their stat, so each file is read once more; it is unchanged, so nothing runs.
     engine = _engine(pipeline)

@@ -14,6 +14,7 @@ import pytest
 
 from ingest_assets.store import IngestStore, StoreError
 from ingest_assets.store import store as store_module
+from tests.old_schemas import downgrade_to_schema_3
 from tests.reliability.conftest import cli_in_process, copy_sample, write_plans
 
 
@@ -121,34 +122,6 @@ def test_older_schema_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     store = IngestStore(db)
     assert store.query("SELECT max(version) FROM schema_version") == [(current + 1,)]
     assert store.query("SELECT count(*) FROM duckdb_columns() WHERE column_name = 'note'") == [(1,)]
-
-
-def downgrade_to_schema_3(con: duckdb.DuckDBPyConnection) -> None:
-    """Give a current store the tables schema 3 had, bodies and all (every later change undone)."""
-    bodies: dict[tuple[str, str], list[bytes]] = {}
-    for document_id, version_id, part in con.execute(
-        "SELECT document_id::VARCHAR, version_id::VARCHAR, bytes FROM document_body_parts "
-        "ORDER BY document_id, version_id, part"
-    ).fetchall():
-        bodies.setdefault((document_id, version_id), []).append(part)
-    con.execute("ALTER TABLE documents ADD COLUMN body BLOB")
-    for (document_id, version_id), parts in bodies.items():
-        con.execute(
-            "UPDATE documents SET body = ? WHERE document_id = ? AND version_id = ?",
-            [b"".join(parts), document_id, version_id],
-        )
-    con.execute("DROP TABLE document_body_parts")
-    for table, column in (
-        ("sources", "ctime_ns"),
-        ("sources", "inode"),
-        ("sources", "hashed_at_ns"),
-        ("chunk_sets", "tokens_counted"),
-        ("chunk_sets", "tokens_min"),
-        ("chunk_sets", "tokens_max"),
-    ):
-        con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    con.execute("DELETE FROM schema_version")
-    con.execute("INSERT INTO schema_version VALUES (3, now())")
 
 
 def test_schema_1_store_with_json_bodies_is_migrated_and_readable(tmp_path: Path) -> None:
