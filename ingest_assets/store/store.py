@@ -793,22 +793,18 @@ class IngestStore:
         if not keys:
             return {"chunks": 0, "tokens_min": 0, "tokens_mean": 0.0, "tokens_max": 0, "preview": []}
         with self.connect() as con:
-            count, low, mean, high = con.execute(
-                "SELECT coalesce(sum(chunk_count), 0), min(tokens_min), "
-                "sum(token_total) / nullif(sum(tokens_counted), 0), max(tokens_max) FROM chunk_sets "
-                "WHERE set_key IN (SELECT unnest(?::VARCHAR[]))",
+            sets = con.execute(
+                "SELECT s.set_key, d.source_uri, s.chunk_count, s.token_total, s.tokens_counted, "
+                "s.tokens_min, s.tokens_max FROM chunk_sets s "
+                "LEFT JOIN documents d ON d.document_id = s.document_id AND d.version_id = s.version_id "
+                "WHERE s.set_key IN (SELECT unnest(?::VARCHAR[]))",
                 [keys],
-            ).fetchone()
-            first_sets = dict(
-                con.execute(
-                    "SELECT s.set_key, d.source_uri FROM chunk_sets s "
-                    "JOIN documents d ON d.document_id = s.document_id AND d.version_id = s.version_id "
-                    "WHERE s.set_key IN (SELECT unnest(?::VARCHAR[])) AND s.chunk_count > 0 "
-                    "ORDER BY d.source_uri LIMIT ?",
-                    [keys, preview_rows],
-                ).fetchall()
-            )
-            # Two queries: joined in one, DuckDB read every chunk's text to find five.
+            ).fetchall()
+            # The preview's sets in Python (a set per document, so a handful of rows), then
+            # their chunks alone: joined in one query, DuckDB read every chunk's text.
+            sets.sort(key=lambda row: row[1] or "")
+            first_sets = {key: uri for key, uri, count, *_ in sets if count > 0}
+            first_sets = dict(list(first_sets.items())[:preview_rows])
             rows = con.execute(
                 'SELECT set_key, token_count, "index", left(text, 60) FROM chunks '
                 "WHERE set_key IN (SELECT unnest(?::VARCHAR[]))",
@@ -816,11 +812,14 @@ class IngestStore:
             ).fetchall()
         rows.sort(key=lambda row: (first_sets[row[0]], row[2]))
         preview = [(tokens, first_sets[key], index, text) for key, tokens, index, text in rows[:preview_rows]]
+        counted = sum(row[4] or 0 for row in sets)
+        lows = [row[5] for row in sets if row[5] is not None]
+        highs = [row[6] for row in sets if row[6] is not None]
         return {
-            "chunks": count,
-            "tokens_min": low if low is not None else 0,
-            "tokens_mean": round(mean, 1) if mean is not None else 0.0,
-            "tokens_max": high if high is not None else 0,
+            "chunks": sum(row[2] for row in sets),
+            "tokens_min": min(lows, default=0),
+            "tokens_mean": round(sum(row[3] or 0 for row in sets) / counted, 1) if counted else 0.0,
+            "tokens_max": max(highs, default=0),
             "preview": preview,
         }
 
