@@ -31,6 +31,8 @@ from uuid import UUID
 import duckdb
 import pyarrow as pa
 
+from ingest_assets.store import host
+
 __all__ = [
     "SCHEMA_VERSION",
     "ChunkSetWrite",
@@ -367,7 +369,7 @@ class IngestStore:
         delay = 0.05
         while True:
             try:
-                con = duckdb.connect(str(self.path), config=_duckdb_config())
+                con = host.attach(self.path, _duckdb_config())
                 break
             except duckdb.Error as error:
                 if not _is_lock_error(error):
@@ -383,7 +385,7 @@ class IngestStore:
             self._ensure_schema(con)
             yield con
         finally:
-            con.close()
+            host.detach(self.path, con)
 
     def check(self) -> None:
         """Open the store once (creating it, or migrating an older schema) so a bad file fails early.
@@ -422,7 +424,8 @@ class IngestStore:
         except duckdb.CatalogException:
             versioned = False
         if not versioned:
-            if con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0]:
+            tables = "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
+            if con.execute(tables).fetchone()[0]:
                 raise StoreError(
                     f"{self.path}: holds tables but no schema_version table, so it was not written by "
                     "ingest_assets; point --db / INGEST_DUCKDB at another file"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from uuid import uuid4
 
@@ -28,6 +30,39 @@ def test_newer_schema_is_refused_with_a_clear_error(tmp_path: Path) -> None:
         con.execute("INSERT INTO schema_version VALUES (?, now())", [SCHEMA_VERSION + 1])
     with pytest.raises(StoreError, match=f"schema version {SCHEMA_VERSION + 1} is unknown"):
         IngestStore(path).table_counts()
+
+
+def _opens_in_another_process(path: Path) -> bool:
+    code = "import duckdb, sys; duckdb.connect(sys.argv[1]).close()"
+    return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True).returncode == 0
+
+
+def test_a_file_in_use_stays_attached_until_its_last_session_ends(tmp_path: Path) -> None:
+    """Sessions of two store objects on one file share the process's attachment of it: the
+    inner one ending leaves the outer one working, and the file is free for another process
+    only once both have ended."""
+    path = tmp_path / "s.duckdb"
+    first, second = IngestStore(path), IngestStore(path)
+    with first.session() as outer:
+        with second.session() as inner:
+            inner.execute("INSERT INTO plans VALUES ('k', 'n', 'fp', '{}', TRUE, now())")
+        assert outer.execute("SELECT plan_key FROM plans").fetchall() == [("k",)]
+        assert not _opens_in_another_process(path)
+    assert _opens_in_another_process(path)
+    with duckdb.connect(str(path)) as con:  # written to the file, not to the process
+        assert con.execute("SELECT plan_key FROM plans").fetchall() == [("k",)]
+
+
+def test_other_files_open_in_the_process_do_not_change_a_store_check(tmp_path: Path) -> None:
+    """A new file gets the schema and a foreign one is refused, whatever else is attached."""
+    foreign = tmp_path / "other.duckdb"
+    with duckdb.connect(str(foreign)) as con:
+        con.execute("CREATE TABLE t (x INTEGER)")
+    with IngestStore(tmp_path / "s.duckdb").session():
+        fresh = IngestStore(tmp_path / "new.duckdb")
+        assert fresh.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
+        with pytest.raises(StoreError, match="not written by ingest_assets"):
+            IngestStore(foreign).table_counts()
 
 
 def test_foreign_database_is_refused(tmp_path: Path) -> None:
