@@ -28,6 +28,11 @@ Systems:
   a ``MockEmbedding``, with ``SimpleDocumentStore`` (upserts and delete), ``IngestionCache`` and a
   ``SimpleVectorStore``.
 
+Each system goes through the four steps three times (``--repeat``), each time on a fresh copy
+of the corpus: the table gives each step's median seconds, and each step's share of the full run
+is the median of the shares measured within one sequence (with their range). A single sequence
+moved by up to a third between runs on a 2-CPU VM whose speed drifts.
+
 Ours do two levels of chunking (parents of 1024 and children of 256 tokens) and write graph
 records; the peers do one level (256). Chunks written, deleted and kept are counted the same way
 for all: ids in the current view (vector store) after a step that were not there before, ids that
@@ -50,7 +55,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.common import ROOT, corpus_files, default_corpus, machine, table, write_json
+from benchmarks.common import ROOT, corpus_files, default_corpus, machine, median, table, write_json
 
 STEPS = ("full", "noop", "edit", "child-size")
 PARENT, CHILD, NEW_CHILD = 1024, 256, 200
@@ -371,6 +376,33 @@ def run_system(key: str, corpus: Path) -> dict[str, Any]:
         return results
 
 
+def run_repeated(key: str, corpus: Path, repeats: int) -> dict[str, Any]:
+    """:func:`run_system` ``repeats`` times, each on a fresh workspace: median seconds per step,
+    median (and range) of the per-sequence shares of the full run. Written, deleted and kept
+    counts are the same in every sequence (ids are deterministic); the last one's are kept."""
+    runs = [run_system(key, corpus) for _ in range(repeats)]
+    merged = dict(runs[-1])
+    if repeats == 1 or "error" in merged:
+        return merged
+    for step in STEPS:
+        entries = [run.get(step, {}) for run in runs]
+        failed = next((entry for entry in entries if "error" in entry), None)
+        if failed is not None:
+            merged[step] = failed
+        elif all("seconds" in entry for entry in entries):
+            times = [entry["seconds"] for entry in entries]
+            merged[step] = {**merged[step], "seconds": round(median(times), 3), "runs_seconds": times}
+    shares: dict[str, float] = {}
+    ranges: dict[str, list[float]] = {}
+    for step in STEPS[1:]:
+        values = [run["share_of_full"][step] for run in runs if step in run.get("share_of_full", {})]
+        if len(values) == repeats:
+            shares[step] = round(median(values), 4)
+            ranges[step] = [min(values), max(values)]
+    merged["share_of_full"], merged["share_of_full_range"], merged["repeats"] = shares, ranges, repeats
+    return merged
+
+
 def render(report: dict[str, Any]) -> str:
     rows = []
     for data in report["systems"].values():
@@ -382,12 +414,16 @@ def render(report: dict[str, Any]) -> str:
                 rows.append([data["name"], step, entry["error"][:80], "", "", "", "", ""])
                 continue
             share = data["share_of_full"].get(step)
+            spread = data.get("share_of_full_range", {}).get(step)
+            shown = "-" if share is None else f"{share:.1%}"
+            if spread:
+                shown += f" ({spread[0]:.1%}-{spread[1]:.1%})"
             rows.append(
                 [
                     data["name"],
                     step,
                     f"{entry['seconds']:.2f}",
-                    "-" if share is None else f"{share:.1%}",
+                    shown,
                     entry["written"],
                     entry["deleted"],
                     entry["kept"],
@@ -404,8 +440,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, help="folder of documents (default ../shared/corpus)")
     parser.add_argument("--quick", action="store_true", help="data/sample: a smoke test")
     parser.add_argument("--system", action="append", choices=sorted(SYSTEMS), help="repeatable")
+    parser.add_argument("--repeat", type=int, help="sequences per system (default 3; 1 with --quick)")
     parser.add_argument("--output", default="incremental.json", help="file name under benchmarks/results")
     args = parser.parse_args(argv)
+    repeats = args.repeat or (1 if args.quick else 3)
     corpus = args.corpus or default_corpus(args.quick)
     report: dict[str, Any] = {
         "benchmark": "incremental",
@@ -413,10 +451,11 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": str(corpus),
         "files": len(corpus_files(corpus)),
         "settings": {"parent": PARENT, "child": CHILD, "new_child": NEW_CHILD, "tokenizer": TOKENIZER},
+        "repeats": repeats,
         "systems": {},
     }
     for key in args.system or list(SYSTEMS):
-        report["systems"][key] = run_system(key, corpus)
+        report["systems"][key] = run_repeated(key, corpus, repeats)
     text = render(report)
     print(text)
     if not args.quick or args.output != "incremental.json":
