@@ -9,7 +9,8 @@ checkpoints it and releases DuckDB's file lock) when the last one is done: betwe
 processes get the file exactly as when each step opened and closed it.
 
 Connections handed out are cursors of the host with the file as their default database, so SQL
-names the store's tables as before.
+names the store's tables as before. The host spills to ``<file>.tmp`` beside the file in use, as
+the file's own database would, and takes DuckDB settings (the memory cap) from each attach.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = ["attach", "detach"]
 _lock = threading.Lock()
 _host: duckdb.DuckDBPyConnection | None = None
 _host_pid: int | None = None
+_settings: dict[str, str] = {}  # DuckDB settings applied to the host
 # Absolute file path -> (alias in the host, connections of this process using it).
 _attached: dict[str, tuple[str, int]] = {}
 
@@ -36,14 +38,25 @@ def _database(config: dict[str, str]) -> duckdb.DuckDBPyConnection:
     if _host is None or _host_pid != os.getpid():
         _host, _host_pid = duckdb.connect(":memory:", config=config), os.getpid()
         _attached.clear()
+        _settings.clear()
+        _settings.update(config)
     return _host
+
+
+def _apply(host: duckdb.DuckDBPyConnection, settings: dict[str, str]) -> None:
+    """Set the DuckDB settings that differ from the host's. Call with _lock."""
+    for name, value in settings.items():
+        if _settings.get(name) != value:
+            quoted = value.replace("'", "''")
+            host.execute(f"SET {name} = '{quoted}'")
+            _settings[name] = value
 
 
 def attach(path: Path, config: dict[str, str]) -> duckdb.DuckDBPyConnection:
     """Return a new connection whose default database is the DuckDB file at ``path``.
 
     The file is attached (created if missing) unless this process has it attached already.
-    ``config`` (DuckDB settings) applies when the host database is created.
+    ``config`` holds DuckDB settings (names and values) for the host.
 
     Raises:
         duckdb.Error: The file cannot be attached (locked by another process, not a DuckDB
@@ -52,6 +65,8 @@ def attach(path: Path, config: dict[str, str]) -> duckdb.DuckDBPyConnection:
     key = os.path.abspath(path)
     with _lock:
         host = _database(config)
+        if not _attached:  # no file in use: spill beside this one, as its own database would
+            _apply(host, {**config, "temp_directory": key + ".tmp"})
         alias, users = _attached.get(key, ("", 0))
         if not users:
             alias = "store_" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -53,6 +53,21 @@ def test_a_file_in_use_stays_attached_until_its_last_session_ends(tmp_path: Path
         assert con.execute("SELECT plan_key FROM plans").fetchall() == [("k",)]
 
 
+def test_a_store_spills_beside_its_file_under_the_memory_cap_of_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a file's own DuckDB database would: temp files in ``<file>.tmp``, not in the working
+    folder; the cap from INGEST_DUCKDB_MEMORY at each open, though the process's host database
+    is older."""
+    for path, cap in ((tmp_path / "a.duckdb", "100MB"), (tmp_path / "b.duckdb", "200MB")):
+        monkeypatch.setenv("INGEST_DUCKDB_MEMORY", cap)
+        with IngestStore(path).session() as con:
+            query = "SELECT current_setting('temp_directory'), current_setting('memory_limit')"
+            directory, limit = con.execute(query).fetchone()
+        assert directory == f"{path}.tmp"
+        assert round(float(limit.split()[0])) == round(int(cap[:-2]) * 1e6 / 2**20)
+
+
 def test_other_files_open_in_the_process_do_not_change_a_store_check(tmp_path: Path) -> None:
     """A new file gets the schema and a foreign one is refused, whatever else is attached."""
     foreign = tmp_path / "other.duckdb"
