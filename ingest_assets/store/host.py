@@ -44,11 +44,19 @@ def _database(config: dict[str, str]) -> duckdb.DuckDBPyConnection:
 
 
 def _apply(host: duckdb.DuckDBPyConnection, settings: dict[str, str]) -> None:
-    """Set the DuckDB settings that differ from the host's. Call with _lock."""
+    """Set the DuckDB settings that differ from the host's. Call with _lock.
+
+    DuckDB keeps the temp directory it has spilled to once: the host then goes on spilling
+    there (beside the first file it spilled for) instead of failing the open.
+    """
     for name, value in settings.items():
         if _settings.get(name) != value:
             quoted = value.replace("'", "''")
-            host.execute(f"SET {name} = '{quoted}'")
+            try:
+                host.execute(f"SET {name} = '{quoted}'")
+            except duckdb.NotImplementedException:
+                if name != "temp_directory":
+                    raise
             _settings[name] = value
 
 
@@ -72,8 +80,8 @@ def attach(path: Path, config: dict[str, str]) -> duckdb.DuckDBPyConnection:
             alias = "store_" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
             quoted = key.replace("'", "''")
             host.execute(f"ATTACH '{quoted}' AS {alias}")
-        _attached[key] = (alias, users + 1)
         cursor = host.cursor()
+        _attached[key] = (alias, users + 1)
     try:
         cursor.execute(f"USE {alias}")
     except BaseException:

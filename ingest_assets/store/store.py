@@ -806,7 +806,7 @@ class IngestStore:
             # The preview's sets in Python (a set per document, so a handful of rows), then
             # their chunks alone: joined in one query, DuckDB read every chunk's text.
             sets.sort(key=lambda row: row[1] or "")
-            first_sets = {key: uri for key, uri, count, *_ in sets if count > 0}
+            first_sets = {key: uri for key, uri, count, *_ in sets if count > 0 and uri is not None}
             first_sets = dict(list(first_sets.items())[:preview_rows])
             rows = con.execute(
                 'SELECT set_key, token_count, "index", left(text, 60) FROM chunks '

@@ -12,7 +12,7 @@ import pytest
 
 from ingest_assets.engine import IngestEngine, child_set_key, parent_set_key, shard_of
 from ingest_assets.plans import load_plans
-from ingest_assets.store import SCHEMA_VERSION, ChunkSetWrite, IngestStore, MemberWrite, StoreError
+from ingest_assets.store import SCHEMA_VERSION, ChunkSetWrite, IngestStore, MemberWrite, StoreError, host
 from tests.ingest.conftest import Pipeline
 
 
@@ -66,6 +66,21 @@ def test_a_store_spills_beside_its_file_under_the_memory_cap_of_the_environment(
             directory, limit = con.execute(query).fetchone()
         assert directory == f"{path}.tmp"
         assert round(float(limit.split()[0])) == round(int(cap[:-2]) * 1e6 / 2**20)
+
+
+def test_a_store_opens_after_another_spilled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB cannot move a temp directory it has spilled to: later stores of the process spill
+    there too instead of failing to open."""
+    for name, value in (("_host", None), ("_settings", {}), ("_attached", {})):
+        monkeypatch.setattr(host, name, value)  # a host of its own: the spill outlives the test
+    monkeypatch.setenv("INGEST_DUCKDB_MEMORY", "40MB")
+    first = tmp_path / "first.duckdb"
+    with IngestStore(first).session() as con:
+        sort = "SELECT count(*) FROM (SELECT md5(range::VARCHAR) s FROM range(1500000) ORDER BY s)"
+        assert con.execute(sort).fetchone() == (1500000,)
+    assert Path(f"{first}.tmp").is_dir()  # it spilled
+    second = IngestStore(tmp_path / "second.duckdb")
+    assert second.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
 
 
 def test_other_files_open_in_the_process_do_not_change_a_store_check(tmp_path: Path) -> None:
