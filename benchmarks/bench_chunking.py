@@ -34,7 +34,6 @@ chunks over 512, and the share of chunks that are exact slices of the input at t
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import time
 from collections.abc import Callable
@@ -49,6 +48,7 @@ from benchmarks.common import (
     default_corpus,
     machine,
     median,
+    start_clock,
     table,
     write_json,
 )
@@ -283,8 +283,7 @@ def bench_tokenizer(tokenizer: str, docs: list[Document], rounds: int) -> dict[s
             try:
                 run = system.build()
                 run(docs[:1])  # warm lazy imports and caches of the first call
-                gc.collect()
-                started = time.perf_counter()
+                started = start_clock()
                 output = run(docs)
                 times[system.name].append(time.perf_counter() - started)
             except Exception as error:  # report a peer that fails instead of stopping the benchmark
