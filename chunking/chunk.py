@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
-from uuid import UUID
+from uuid import UUID, uuid5
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chunking.ids import CHUNK_NAMESPACE, stable_uuid
+from chunking.ids import CHUNK_NAMESPACE, SEPARATOR
 
 __all__ = [
     "Chunk",
@@ -114,15 +115,33 @@ class Chunk(BaseModel):
         with other settings never takes over chunk N of the earlier settings. A parent (level 1)
         adds a level part, so a parent and a child over the same span differ; level 0 adds none.
         """
-        level_part = ("level", level) if level else ()
-        version_part = ("version", version_id) if version_id is not None else ()
-        if isinstance(provenance, TextProvenance):
-            return stable_uuid(
-                CHUNK_NAMESPACE, document_id, *version_part, provenance.start, provenance.end, *level_part
-            )
-        return stable_uuid(
-            CHUNK_NAMESPACE, document_id, *version_part, "page", chunker_hash, index, *level_part
-        )
+        return Chunk.ids_for(document_id, version_id, chunker_hash)(provenance, index, level)
+
+    @staticmethod
+    def ids_for(
+        document_id: UUID, version_id: UUID | None = None, chunker_hash: str | None = None
+    ) -> Callable[[TextProvenance | PageProvenance, int, int], UUID]:
+        """Return ``make(provenance, index, level)``, :meth:`id_for` of one document's chunks.
+
+        The document's part of the name is joined once, so placing a document's chunks costs
+        one hash per chunk and nothing more: the same ids as :meth:`id_for`, which calls it.
+        The name hashed is the one :func:`chunking.ids.stable_uuid` makes of the same parts.
+        """
+        head = [str(document_id)]
+        if version_id is not None:
+            head += ["version", str(version_id)]
+        prefix = SEPARATOR.join(head) + SEPARATOR
+        page_prefix = f"{prefix}page{SEPARATOR}{chunker_hash}{SEPARATOR}"
+        level_suffix = f"{SEPARATOR}level{SEPARATOR}"
+
+        def make(provenance: TextProvenance | PageProvenance, index: int, level: int = 0) -> UUID:
+            if isinstance(provenance, TextProvenance):
+                name = f"{prefix}{provenance.start}{SEPARATOR}{provenance.end}"
+            else:
+                name = f"{page_prefix}{index}"
+            return uuid5(CHUNK_NAMESPACE, f"{name}{level_suffix}{level}" if level else name)
+
+        return make
 
     def section_label(self) -> str | None:
         """Return the heading path as one line, or None when the path is empty.

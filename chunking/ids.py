@@ -14,6 +14,7 @@ from uuid import UUID, uuid5
 __all__ = [
     "CHUNK_NAMESPACE",
     "DOCUMENT_NAMESPACE",
+    "SEPARATOR",
     "VERSION_NAMESPACE",
     "content_hash",
     "settings_hash",
@@ -24,11 +25,13 @@ __all__ = [
 DOCUMENT_NAMESPACE = UUID("6f1c2a4e-9b0d-5e3a-8c71-2d4b6a8e0f13")
 VERSION_NAMESPACE = UUID("0b7d9e21-4c6a-5f80-9d12-7e3f5a1b2c48")
 CHUNK_NAMESPACE = UUID("a3e58c17-2f94-5b6d-8e0a-91c4d7f2b365")
+# Joins the parts of an id's name: a control character no text, number or UUID part contains.
+SEPARATOR = "\x1f"
 
 
 def stable_uuid(namespace: UUID, *parts: object) -> UUID:
     """Return a UUIDv5 of ``parts`` joined with a separator no part can forge."""
-    return uuid5(namespace, "\x1f".join(str(part) for part in parts))
+    return uuid5(namespace, SEPARATOR.join(map(str, parts)))
 
 
 def content_hash(data: bytes | str) -> str:

@@ -306,16 +306,20 @@ def _load_bpe(name: str) -> _Backend:
             except UnicodeEncodeError:  # lone surrogates: tiktoken replaces them, Rust refuses
                 return len(encode(text))
 
+        def capped(text: str, limit: int) -> int:
+            try:
+                tokens = rust_count_till(text, limit)
+            except UnicodeEncodeError:
+                return min(len(encode(text)), limit + 1)
+            return limit + 1 if tokens is None else tokens
+
         def count_capped(texts: Sequence[str], limit: int) -> list[int]:
             over = limit + 1
-            counts = []
-            for text in texts:
-                try:
-                    tokens = rust_count_till(text, limit)
-                except UnicodeEncodeError:
-                    tokens = min(len(encode(text)), over)
-                counts.append(over if tokens is None else tokens)
-            return counts
+            try:
+                counts = [rust_count_till(text, limit) for text in texts]
+            except UnicodeEncodeError:  # some text has a lone surrogate: one at a time
+                return [capped(text, limit) for text in texts]
+            return [over if tokens is None else tokens for tokens in counts]
 
     def count_many(texts: Sequence[str]) -> list[int]:
         # Serial on purpose: tiktoken's encode_ordinary_batch starts a new thread pool on every
@@ -386,7 +390,6 @@ class _BpeSeam:
         if not left or not right:
             # Only nothing joined to something is local; an empty side gives no word end.
             return 0 if not separator and not right else None
-        follower = (separator or right)[0]
         if (
             separator
             and left[-1].isalnum()
@@ -395,8 +398,10 @@ class _BpeSeam:
             and not right[0].isspace()
         ):
             # The common join of a word and a paragraph: the whitespace is one pre-token
-            # ending at a line break, and nothing else moves.
-            return count(separator)
+            # ending at a line break, and nothing else moves. (Its count is remembered: looked
+            # up here, as _count would, without the call.)
+            tokens = self._short.get(separator)
+            return count(separator) if tokens is None else tokens
         first = right[0]
         if separator and not first.isspace() and first != "/" and not separator.strip("\r\n"):
             # The other common join: a sentence's final punctuation and line breaks. The
@@ -408,7 +413,7 @@ class _BpeSeam:
             if 0 < start < len(left) and left[start - 1].isalnum():
                 tail = left[start:]
                 return count(tail + separator) - count(tail)
-        cut = _last_word_end(left, follower)
+        cut = _last_word_end(left, (separator or right)[0])
         if cut is None:
             if not left_starts_text:
                 return None

@@ -135,20 +135,14 @@ class BaseChunker(BaseModel, ABC):
         """
         chunks = self._chunk(document)
         fingerprint = self.fingerprint()
+        make_id = Chunk.ids_for(document.id, document.version_id, fingerprint)
         placed: list[Chunk] = []
         for index, chunk in enumerate(chunks):
             updates: dict[str, Any] = {"index": index, "chunker_hash": fingerprint}
             if chunk.chunker is None:
                 updates["chunker"] = self.strategy
             if chunk.id is None:
-                updates["id"] = Chunk.id_for(
-                    document_id=document.id,
-                    version_id=document.version_id,
-                    provenance=chunk.provenance,
-                    index=index,
-                    chunker_hash=fingerprint,
-                    level=chunk.level,
-                )
+                updates["id"] = make_id(chunk.provenance, index, chunk.level)
             # The strategy's chunks are fresh objects of ours: set the placement in place.
             chunk.__dict__.update(updates)
             placed.append(chunk)
@@ -161,29 +155,37 @@ class BaseChunker(BaseModel, ABC):
         size = len(document.text)
         expected_index: dict[int, int] = {}
         for chunk in chunks:
-            label = f"{where}: chunk {chunk.index} (level {chunk.level}) from {self.strategy}"
             if not chunk.text.strip():
-                raise ChunkingError(f"{label} has empty text; report this as a chunker bug")
+                raise self._broken(where, chunk, "has empty text; report this as a chunker bug")
             if chunk.index != expected_index.get(chunk.level, 0):
-                raise ChunkingError(f"{label} breaks the index sequence 0..n-1 of its level")
+                raise self._broken(where, chunk, "breaks the index sequence 0..n-1 of its level")
             expected_index[chunk.level] = chunk.index + 1
             if chunk.chunker is None or chunk.chunker_hash is None:
-                raise ChunkingError(f"{label} does not name its chunker and fingerprint")
+                raise self._broken(where, chunk, "does not name its chunker and fingerprint")
             provenance = chunk.provenance
             if isinstance(provenance, TextProvenance):
                 if not 0 <= provenance.start < provenance.end <= size:
-                    raise ChunkingError(
-                        f"{label} spans {provenance.start}..{provenance.end}, outside the document "
-                        f"text of length {size}"
+                    raise self._broken(
+                        where,
+                        chunk,
+                        f"spans {provenance.start}..{provenance.end}, outside the document text of "
+                        f"length {size}",
                     )
                 exact = chunk.metadata.get("exact_slice", True)
                 if exact and document.text[provenance.start : provenance.end] != chunk.text:
-                    raise ChunkingError(f"{label} text differs from the document text at its offsets")
+                    raise self._broken(where, chunk, "text differs from the document text at its offsets")
             if not self._within_budget(chunk):
-                raise ChunkingError(
-                    f"{label} holds {chunk.metadata.get('token_count')} tokens, over its budget; "
-                    "report this as a chunker bug"
+                raise self._broken(
+                    where,
+                    chunk,
+                    f"holds {chunk.metadata.get('token_count')} tokens, over its budget; "
+                    "report this as a chunker bug",
                 )
+
+    def _broken(self, where: str, chunk: Chunk, what: str) -> ChunkingError:
+        """The error for a chunk that breaks the contract (its label is made only then)."""
+        label = f"{where}: chunk {chunk.index} (level {chunk.level}) from {self.strategy}"
+        return ChunkingError(f"{label} {what}")
 
 
 def _rebuild(kind: type[BaseChunker], settings: dict[str, Any]) -> BaseChunker:

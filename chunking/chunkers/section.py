@@ -56,13 +56,17 @@ class _Draft:
     """A chunk being built: its pieces, size and the prefix of a repeated header.
 
     ``tokens`` is the exact count of the rendered text when ``exact``, else an estimate that
-    :meth:`SectionChunker._finish` replaces with a count.
+    :meth:`SectionChunker._finish` replaces with a count. ``own_joins`` is True when the packer
+    joined every piece by the document's own whitespace (the text is then the slice from the
+    first piece to the last), False when some join is a stand-in blank line, None when not
+    known (drafts made outside the packing loop: their joins are looked at when rendered).
     """
 
     pieces: list[_Piece]
     tokens: int
     header: str = ""
     exact: bool = True
+    own_joins: bool | None = None
 
 
 class SectionChunker(BaseChunker):
@@ -119,9 +123,10 @@ class SectionChunker(BaseChunker):
 
     def _chunk(self, document: Document) -> list[Chunk]:
         paged = _check_positions(document)
-        units = [(section.heading_path, unit) for section in document.sections for unit in section.units]
         # Units over the budget are split anyway: their counts stop at size + 1.
-        counts = self._tokenizer.count_capped([unit.text for _, unit in units], self.size)
+        counts = self._tokenizer.count_capped(
+            [unit.text for section in document.sections for unit in section.units], self.size
+        )
         drafts: list[_Draft] = []
         open_draft: _Draft | None = None
         position = 0
@@ -170,9 +175,10 @@ class SectionChunker(BaseChunker):
                         open_draft.pieces.append(piece)
                         open_draft.tokens = joined
                         open_draft.exact = open_draft.exact and exact
+                        open_draft.own_joins = open_draft.own_joins and separator is not _BLANK_LINE
                         continue
                     drafts.append(open_draft)
-                open_draft = _Draft([piece], piece.tokens)
+                open_draft = _Draft([piece], piece.tokens, own_joins=True)
             if open_draft and open_draft.tokens >= min_size:
                 drafts.append(open_draft)
                 open_draft = None
@@ -349,6 +355,9 @@ class SectionChunker(BaseChunker):
     def _render(self, document: Document, draft: _Draft, paged: bool) -> tuple[str, bool]:
         """Return the chunk text and whether it is the exact slice at its offsets."""
         pieces = draft.pieces
+        if draft.own_joins and not paged and not draft.header:
+            # Pieces joined by the whitespace between them are the slice from first to last.
+            return document.text[pieces[0].start : pieces[-1].end], True
         parts = [draft.header + "\n"] if draft.header else []
         exact = not draft.header and not paged
         for index, piece in enumerate(pieces):
@@ -388,14 +397,14 @@ class SectionChunker(BaseChunker):
 
 def _check_positions(document: Document) -> bool:
     """Return True for a paged document; raise when text and page units are mixed."""
-    with_offsets = without = False
-    for section in document.sections:
-        for unit in section.units:
-            if unit.has_offsets:
-                with_offsets = True
-            else:
-                without = True
-    if with_offsets and without:
+    # Unit.has_offsets, inlined: this runs over every unit of every document chunked.
+    offsets = {
+        unit.start is not None and unit.end is not None
+        for section in document.sections
+        for unit in section.units
+    }
+    without = False in offsets
+    if without and True in offsets:
         raise ChunkingError(
             f"{document.source_uri}: the document mixes units with text offsets and units with "
             "pages only; a parser must give one kind of position for all units"
@@ -405,7 +414,12 @@ def _check_positions(document: Document) -> bool:
 
 def _separator(text: str, left: _Piece, right: _Piece) -> str:
     """The text that joins two pieces: the document's own whitespace between them, else a blank
-    line (page pieces, or text a parser left out between them)."""
+    line (page pieces, or text a parser left out between them).
+
+    The stand-in is :data:`_BLANK_LINE` itself, never a copy: ``separator is _BLANK_LINE``
+    tells the packer the join is not the document's own (a gap of two newlines sliced from the
+    text is another object).
+    """
     if left.end is None or right.start is None or right.start < left.end:
         return _BLANK_LINE
     gap = text[left.end : right.start]
@@ -416,6 +430,8 @@ def _common_prefix(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
     first = paths[0]
     length = len(first)
     for path in paths[1:]:
+        if path is first:  # pieces of one section share its path
+            continue
         length = min(length, len(path))
         for i in range(length):
             if path[i] != first[i]:

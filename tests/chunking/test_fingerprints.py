@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from uuid import UUID
 
 import pytest
 from pydantic import ValidationError
@@ -14,6 +15,7 @@ import chunking.versions as versions
 from chunking import (
     Chunk,
     Document,
+    PageProvenance,
     ParentChildChunker,
     RecursiveChunker,
     SectionChunker,
@@ -142,6 +144,34 @@ def test_chunker_from_settings_rejects_unknown_strategy() -> None:
         {"strategy": "turn-window", "fallback": {"strategy": "recursive", "chunk_size": 64}}
     )
     assert nested.fallback.chunk_size == 64
+
+
+# Ids stored by earlier runs: the formula must never move, or a store would see every chunk as
+# new. (document, version, provenance, index, chunker hash, level) -> the id it had.
+_DOC = UUID("6f1c2a4e-9b0d-5e3a-8c71-2d4b6a8e0f13")
+_VERSION = UUID("0b7d9e21-4c6a-5f80-9d12-7e3f5a1b2c48")
+_STORED_IDS = [
+    ((_DOC, None, TextProvenance(start=0, end=10), 0, None, 0), "df9d7b2e-3e63-590b-8fe3-0b485d05e09a"),
+    ((_DOC, _VERSION, TextProvenance(start=5, end=900), 3, None, 1), "b4439647-d8e4-597b-81b6-faf6a1aac686"),
+    ((_DOC, _VERSION, PageProvenance(pages=(2,)), 7, "abc123", 0), "690872c1-0aa7-5e01-830a-a81bfef26b40"),
+    ((_DOC, None, PageProvenance(pages=(1,)), 0, None, 1), "0af9bab5-a5b3-5af7-9ed9-9c1112f93474"),
+]
+
+
+@pytest.mark.parametrize(("parts", "stored"), _STORED_IDS)
+def test_chunk_ids_are_the_ids_earlier_runs_stored(parts: tuple, stored: str) -> None:
+    document_id, version_id, provenance, index, chunker_hash, level = parts
+    made = Chunk.id_for(
+        document_id=document_id,
+        version_id=version_id,
+        provenance=provenance,
+        index=index,
+        chunker_hash=chunker_hash,
+        level=level,
+    )
+    assert str(made) == stored
+    # The per-document maker the chunkers use gives the same id.
+    assert Chunk.ids_for(document_id, version_id, chunker_hash)(provenance, index, level) == made
 
 
 def test_chunk_ids_follow_the_id_rules() -> None:

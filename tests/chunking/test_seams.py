@@ -109,3 +109,14 @@ def test_word_tokenizer_asks_for_a_recount() -> None:
 def test_capped_counts_are_exact_up_to_the_limit(name: str, texts: list[str], limit: int) -> None:
     tokenizer = load_tokenizer(name)
     assert tokenizer.count_capped(texts, limit) == [min(tokenizer.count(t), limit + 1) for t in texts]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_capped_counts_take_lone_surrogates(name: str) -> None:
+    # Text from a broken decode can hold a lone surrogate, which the Rust counter refuses: such
+    # a batch is counted one text at a time, the same counts as count() gives.
+    tokenizer = load_tokenizer(name)
+    texts = ["plain words", "broken \ud800 here", "many broken \udc00 words " * 20, ""]
+    counts = tokenizer.count_capped(texts, 12)
+    assert counts == [min(tokenizer.count(t), 13) for t in texts]
+    assert counts[1] <= 12 and counts[2] == 13  # one under the cap, one over
