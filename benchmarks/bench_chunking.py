@@ -306,31 +306,50 @@ def bench_tokenizer(tokenizer: str, docs: list[Document], rounds: int) -> dict[s
             entry["mb_per_s"] = round(megabytes / median(times[system.name]), 3)
         entry.update(described.get(system.name, {}))
         results[system.name] = entry
-    return {"megabytes": round(megabytes, 3), "systems": results, "ratios": ratios(results)}
+    return {
+        "megabytes": round(megabytes, 3),
+        "systems": results,
+        "ratios": ratios(results),
+        "ratio_rounds": ratio_spreads(results),
+    }
+
+
+RATIOS = (
+    ("section / chonkie", "section (ours)", "chonkie RecursiveChunker"),
+    ("recursive / chonkie", "recursive (ours)", "chonkie RecursiveChunker"),
+    ("section / chonkie (tiktoken counts)", "section (ours)", "chonkie RecursiveChunker (tiktoken counts)"),
+    ("section / raw encode", "section (ours)", "raw encode (tiktoken)"),
+    ("section / raw encode", "section (ours)", "raw encode (chonkie)"),
+    ("section / raw encode batch", "section (ours)", "raw encode (tiktoken batch, threads)"),
+    ("section / raw count (our counter)", "section (ours)", "raw count (our counter)"),
+    ("section / semchunk", "section (ours)", "semchunk"),
+    ("section / semantic-text-splitter", "section (ours)", "semantic-text-splitter"),
+    ("section / LangChain", "section (ours)", "LangChain RecursiveCharacterTextSplitter"),
+)
 
 
 def ratios(results: dict[str, dict[str, Any]]) -> dict[str, float | None]:
-    def speed(name: str) -> float | None:
-        return results.get(name, {}).get("mb_per_s")
+    """Speed ratios of the medians (the first pair present for a name wins)."""
+    out: dict[str, float | None] = {}
+    for name, a, b in RATIOS:
+        x, y = (results.get(system, {}).get("mb_per_s") for system in (a, b))
+        if out.get(name) is None:
+            out[name] = round(x / y, 3) if x and y else None
+    return out
 
-    def ratio(a: str, b: str) -> float | None:
-        x, y = speed(a), speed(b)
-        return round(x / y, 3) if x and y else None
 
-    return {
-        "section / chonkie": ratio("section (ours)", "chonkie RecursiveChunker"),
-        "recursive / chonkie": ratio("recursive (ours)", "chonkie RecursiveChunker"),
-        "section / chonkie (tiktoken counts)": ratio(
-            "section (ours)", "chonkie RecursiveChunker (tiktoken counts)"
-        ),
-        "section / raw encode": ratio("section (ours)", "raw encode (tiktoken)")
-        or ratio("section (ours)", "raw encode (chonkie)"),
-        "section / raw encode batch": ratio("section (ours)", "raw encode (tiktoken batch, threads)"),
-        "section / raw count (our counter)": ratio("section (ours)", "raw count (our counter)"),
-        "section / semchunk": ratio("section (ours)", "semchunk"),
-        "section / semantic-text-splitter": ratio("section (ours)", "semantic-text-splitter"),
-        "section / LangChain": ratio("section (ours)", "LangChain RecursiveCharacterTextSplitter"),
-    }
+def ratio_spreads(results: dict[str, dict[str, Any]]) -> dict[str, list[float]]:
+    """Each ratio measured within each round: [median, lowest, highest] over the rounds. The
+    two systems of a pair run in the same round, seconds apart, so a round's ratio is a paired
+    measurement that the VM's drift between rounds does not move."""
+    out: dict[str, list[float]] = {}
+    for name, a, b in RATIOS:
+        times_a = results.get(a, {}).get("runs_seconds", [])
+        times_b = results.get(b, {}).get("runs_seconds", [])
+        if name not in out and times_a and len(times_a) == len(times_b):
+            paired = [tb / ta for ta, tb in zip(times_a, times_b, strict=True) if ta]
+            out[name] = [round(value, 3) for value in (median(paired), min(paired), max(paired))]
+    return out
 
 
 def render(report: dict[str, Any]) -> str:
@@ -354,8 +373,17 @@ def render(report: dict[str, Any]) -> str:
         out.append("")
         out.append(
             table(
-                ["ratio", "value"],
-                [[k, "-" if v is None else f"{v:.2f}x"] for k, v in data["ratios"].items()],
+                ["ratio", "of medians", "per round: median (lowest-highest)"],
+                [
+                    [
+                        k,
+                        "-" if v is None else f"{v:.2f}x",
+                        "-"
+                        if k not in data.get("ratio_rounds", {})
+                        else "{:.2f}x ({:.2f}-{:.2f}x)".format(*data["ratio_rounds"][k]),
+                    ]
+                    for k, v in data["ratios"].items()
+                ],
             )
         )
         out.append("")

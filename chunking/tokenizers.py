@@ -199,6 +199,9 @@ class _CountingTiktoken(TiktokenAutoTokenizer):
             return
         super().__init__(encoding)
         self._count = count
+        # The counter itself as this instance's count_tokens: chonkie calls it once per split,
+        # and a method that only forwards would add a frame to every call.
+        self.count_tokens = count  # type: ignore[method-assign]
 
     def count_tokens(self, text: str) -> int:
         return self._count(text)

@@ -136,18 +136,18 @@ class BaseChunker(BaseModel, ABC):
         chunks = self._chunk(document)
         fingerprint = self.fingerprint()
         make_id = Chunk.ids_for(document.id, document.version_id, fingerprint)
-        placed: list[Chunk] = []
+        strategy = self.strategy
         for index, chunk in enumerate(chunks):
-            updates: dict[str, Any] = {"index": index, "chunker_hash": fingerprint}
-            if chunk.chunker is None:
-                updates["chunker"] = self.strategy
-            if chunk.id is None:
-                updates["id"] = make_id(chunk.provenance, index, chunk.level)
             # The strategy's chunks are fresh objects of ours: set the placement in place.
-            chunk.__dict__.update(updates)
-            placed.append(chunk)
-        self.validate_chunks(document, placed)
-        return placed
+            fields = chunk.__dict__
+            fields["index"] = index
+            fields["chunker_hash"] = fingerprint
+            if fields["chunker"] is None:
+                fields["chunker"] = strategy
+            if fields["id"] is None:
+                fields["id"] = make_id(fields["provenance"], index, fields["level"])
+        self.validate_chunks(document, chunks)
+        return chunks
 
     def validate_chunks(self, document: Document, chunks: Sequence[Chunk]) -> None:
         """Check the chunk contract; raise :class:`ChunkingError` naming the document on a break."""
