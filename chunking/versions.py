@@ -22,7 +22,7 @@ __all__ = [
 # The recursive splitter (chonkie's RecursiveChunker plus our exact-slice repair).
 SPLITTER_VERSION = "2"  # 2: pieces counted once, after trimming
 # How the section chunker packs units, joins pieces and carries small chunks over.
-SECTION_PACKER_VERSION = "2"  # 2: packs on exact seam counts
+SECTION_PACKER_VERSION = "3"  # 2: packs on exact seam counts; 3: and units over the budget too
 # How tables become chunks: row groups, repeated header rows.
 TABLE_RENDERING_VERSION = "1"
 # How the turn-window chunker packs turns.

@@ -6,6 +6,11 @@ decodes tokens back to text, so neither is trusted: every piece is checked to be
 of the input at its offsets and counted (once, after trimming where pieces are trimmed), and any
 piece that fails is cut again by the character-exact splitter below. The pieces of
 :meth:`RecursiveChunker.split` always join back into the input text.
+
+:meth:`RecursiveChunker.split_packed` (the section chunker's split of a unit over its budget)
+takes only chonkie's levels and splitting from it and packs the splits itself: each is counted
+once and joins are counted at their seams, so no piece is counted twice (chonkie's merge and the
+check above count everything twice).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chonkie import RecursiveChunker as ChonkieRecursiveChunker
+from chonkie.chunker.base import split_text_by_delimiters
+from chonkie.types import RecursiveRules
 from pydantic import Field, PrivateAttr
 
 from chunking.chunk import Chunk, PageProvenance, TextProvenance
@@ -23,6 +30,10 @@ from chunking.document import Document
 from chunking.errors import ChunkingError
 
 __all__ = ["RecursiveChunker", "TextPiece"]
+
+# chonkie's own levels, coarsest first (paragraphs, sentences, pauses, words), for
+# RecursiveChunker.split_packed; its last level (token windows) is _cut_exactly there.
+_LEVELS = [level for level in RecursiveRules().levels if level.delimiters or level.whitespace]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +94,89 @@ class RecursiveChunker(BaseChunker):
         either way), and cut again if it does not fit.
         """
         return self._split(text, tokens, trim=True)
+
+    def split_packed(self, text: str, tokens: int | None = None) -> list[TextPiece]:
+        """Split ``text`` into pieces without surrounding whitespace, each within the budget,
+        packed in order as full as they go, every size exact and every split counted once.
+
+        Where to cut comes from chonkie's levels (paragraphs, then sentences, pauses, words).
+        At a level, each split is trimmed and counted once, and a run of splits is sized by
+        adding what each join costs, counted at its seam (:meth:`Tokenizer.seam`), so a piece is
+        never counted whole; a split over the budget is split at the next level, and a word
+        over it is cut by the longest prefixes that fit. Offsets are relative to ``text``;
+        whitespace-only text gives no pieces.
+
+        Args:
+            text: The text to split.
+            tokens: Its token count when the caller knows it, or any number over ``chunk_size``
+                when it knows only that the text is over.
+        """
+        span = _trim(text, 0, len(text))
+        if span is None:
+            return []
+        start, end = span
+        if tokens is None or (start, end) != (0, len(text)):
+            tokens = self._tokenizer.count_capped([text[start:end]], self.chunk_size)[0]
+        if tokens <= self.chunk_size:
+            return [TextPiece(start, end, text[start:end], tokens)]
+        return self._packed(text, start, end, 0)
+
+    def _packed(self, text: str, start: int, end: int, level: int) -> list[TextPiece]:
+        """:meth:`split_packed` of ``text[start:end]``, trimmed and over the budget, cut at
+        ``level`` or finer."""
+        if level == len(_LEVELS):
+            return self._cut_exactly(text, start, end, trim=True)
+        rule = _LEVELS[level]
+        splits = split_text_by_delimiters(
+            text[start:end],
+            delimiters=rule.delimiters or " ",
+            include_delim=rule.include_delim or "prev",
+            min_chars=1,
+        )
+        if "".join(splits) != text[start:end]:
+            raise ChunkingError("the recursive splitter lost or changed text; report this as a bug")
+        spans: list[tuple[int, int]] = []
+        position = start
+        for split in splits:
+            span = _trim(text, position, position + len(split))
+            position += len(split)
+            if span is not None:
+                spans.append(span)
+        if len(spans) == 1:  # nothing to cut at this level
+            return self._packed(text, *spans[0], level + 1)
+        size = self.chunk_size
+        counts = self._tokenizer.count_capped([text[a:b] for a, b in spans], size)
+        seam = self._tokenizer.seam_function()
+        pieces: list[TextPiece] = []
+        # The piece being filled: text[first:last_end], its last split starting at last_start.
+        first = last_start = last_end = tokens_so_far = splits_in = 0
+
+        def close() -> None:
+            if splits_in:
+                pieces.append(TextPiece(first, last_end, text[first:last_end], tokens_so_far))
+
+        for (a, b), tokens in zip(spans, counts, strict=True):
+            if tokens > size:
+                close()
+                splits_in = 0
+                pieces.extend(self._packed(text, a, b, level + 1))
+                continue
+            if splits_in:
+                # Splits are trimmed, so the text between two of them is whitespace.
+                delta = seam(text[last_start:last_end], text[last_end:a], text[a:b], splits_in == 1)
+                joined = (
+                    tokens_so_far + tokens + delta
+                    if delta is not None
+                    else self._tokenizer.count(text[first:b])  # no seam to count at: count all
+                )
+                if joined <= size:
+                    last_start, last_end, tokens_so_far = a, b, joined
+                    splits_in += 1
+                    continue
+                close()
+            first, last_start, last_end, tokens_so_far, splits_in = a, a, b, tokens, 1
+        close()
+        return pieces
 
     def _split(self, text: str, tokens: int | None, *, trim: bool) -> list[TextPiece]:
         if not text:

@@ -2,9 +2,10 @@
 
 Reading order is kept. Units of a section are packed into a chunk until the next unit would pass
 ``size`` tokens; a unit over ``size`` on its own is split at paragraph, sentence, clause or word
-boundaries by the recursive splitter. A section that ends with an open chunk under ``min_size``
-tokens carries that chunk on into the next section. Tables never mix with text: a table is one
-chunk, or row groups that each repeat the header rows.
+boundaries (chonkie's levels) into pieces packed the same way, with exact sizes
+(:meth:`chunking.chunkers.recursive.RecursiveChunker.split_packed`). A section that ends with an
+open chunk under ``min_size`` tokens carries that chunk on into the next section. Tables never
+mix with text: a table is one chunk, or row groups that each repeat the header rows.
 
 Pieces in a chunk are joined by the document's own whitespace between them, which the parsers
 make a blank line, so a packed chunk is the exact slice of ``Document.text`` at its offsets; where
@@ -206,7 +207,7 @@ class SectionChunker(BaseChunker):
                 path,
                 part.token_count,
             )
-            for part in self._splitter.split_trimmed(text, tokens)
+            for part in self._splitter.split_packed(text, tokens)
         ]
 
     # ----------------------------------------------------------------------------- tables

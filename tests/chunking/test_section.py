@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from chunking import (
     ChunkingError,
     Document,
     PageProvenance,
+    RecursiveChunker,
     Section,
     SectionChunker,
     Span,
     TextProvenance,
     Unit,
 )
+from tests.chunking.strategies import texts
 
 
 def layout(blocks: list[tuple[tuple[str, ...], str, str]], **extra: object) -> Document:
@@ -156,3 +160,24 @@ def test_section_split_returns_exact_slices_within_size() -> None:
     pieces = chunker.split(text)
     assert "".join(p.text for p in pieces) == text
     assert all(text[p.start : p.end] == p.text and p.token_count <= 20 for p in pieces)
+
+
+@pytest.mark.parametrize("tokenizer", ["cl100k_base", "o200k_base", "character", "word"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts(), size=st.integers(min_value=4, max_value=80))
+def test_packed_split_pieces_are_exact_trimmed_slices_within_budget(
+    tokenizer: str, text: str, size: int
+) -> None:
+    # The section chunker's split of a unit over its budget: every piece is the trimmed slice
+    # at its offsets, in order and apart, counted exactly, within budget, and no visible
+    # character is left out.
+    splitter = RecursiveChunker(chunk_size=size, tokenizer=tokenizer)
+    pieces = splitter.split_packed(text, size + 1)
+    position = 0
+    for piece in pieces:
+        assert piece.text == text[piece.start : piece.end] == piece.text.strip() != ""
+        assert piece.start >= position
+        assert not text[position : piece.start].strip()
+        assert piece.token_count == splitter.count_tokens(piece.text) <= size
+        position = piece.end
+    assert not text[position:].strip()
