@@ -24,11 +24,10 @@ Each round builds fresh instances (so no memo cache carries over between rounds)
 each system over the whole corpus, in an order that rotates every round. Every timing starts
 from the same heap, the parsed corpus and nothing else: an output is described after its first
 round and dropped, so one system's chunks never slow the garbage collector in another's
-timing. The table gives the
-median MB/s (UTF-8 bytes of the texts), chunks, the largest chunk counted with our tokenizer,
-chunks over 512, and the share of chunks that are exact slices of the input at their offsets
-(LangChain returns no offsets: its chunks are found in order with ``str.find``). Results go to
-``benchmarks/results/chunking.json``.
+timing. The table gives the median MB/s (UTF-8 bytes of the texts), chunks, the largest chunk
+counted with our tokenizer, chunks over 512, and the share of chunks that are exact slices of
+the input at their offsets (LangChain returns no offsets: its chunks are found in order with
+``str.find``). Results go to ``benchmarks/results/chunking.json``.
 """
 
 from __future__ import annotations

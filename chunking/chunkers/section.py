@@ -398,12 +398,7 @@ class SectionChunker(BaseChunker):
 
 def _check_positions(document: Document) -> bool:
     """Return True for a paged document; raise when text and page units are mixed."""
-    # Unit.has_offsets, inlined: this runs over every unit of every document chunked.
-    offsets = {
-        unit.start is not None and unit.end is not None
-        for section in document.sections
-        for unit in section.units
-    }
+    offsets = {unit.has_offsets for section in document.sections for unit in section.units}
     without = False in offsets
     if without and True in offsets:
         raise ChunkingError(
