@@ -39,6 +39,7 @@ from ingest_assets.store import (
     GraphSetWrite,
     IngestStore,
     MemberWrite,
+    SetSummary,
     SourceRow,
 )
 from ingest_assets.tasks import (
@@ -570,7 +571,7 @@ class IngestEngine:
         ``parent_rows(batch)`` reads the stored parents a child batch splits (None for parents).
         """
         members = self.store.members(plan_key, role)
-        stored = self.store.existing_sets(keys.values())
+        summaries = self.store.set_summaries(keys.values())  # the stored sets
         failed = self.store.failed_keys(role, plan_key)
         stats = {
             "documents": len(items),
@@ -586,7 +587,7 @@ class IngestEngine:
         for item in items:
             key = keys[item.document_id]
             member = MemberWrite(plan_key, item.document_id, role, key, item.version_id, based_on(item))
-            if key in stored:
+            if key in summaries:
                 stats["reused"] += 1
                 if members.get(item.document_id) != (key, member.based_on):
                     relink.append(member)
@@ -628,7 +629,8 @@ class IngestEngine:
             self.store.record_failures(failures)
             stats["created"] += len(sets)
             stats["failed"] += len(failures)
-        stats.update(self.token_stats([keys[i.document_id] for i in items]))
+            summaries.update((s.set_key, SetSummary.of_rows(s.rows)) for s in sets)
+        stats.update(self._token_stats(items, keys, summaries))
         return stats
 
     # ------------------------------------------------------------------ all steps, as needed
@@ -825,10 +827,17 @@ class IngestEngine:
 
     # ------------------------------------------------------------------ reporting
 
-    @_step
-    def token_stats(self, set_keys: Sequence[str]) -> dict[str, Any]:
-        """Token-size stats and a short preview over the given (stored) sets, computed in SQL."""
-        stats = self.store.chunk_size_stats(set_keys, PREVIEW_ROWS)
+    def _token_stats(
+        self, items: Sequence[_Item], keys: dict[UUID, str], summaries: dict[str, SetSummary]
+    ) -> dict[str, Any]:
+        """Token-size stats and a short preview over the items' sets that are stored
+        (``summaries``: what the step read of them, and made)."""
+        sets = {
+            keys[i.document_id]: (i.uri, summaries[keys[i.document_id]])
+            for i in items
+            if keys.get(i.document_id) in summaries
+        }
+        stats = self.store.summarize(sets, PREVIEW_ROWS)
         stats["preview"] = [
             {"document": uri[-40:], "index": index, "tokens": tokens, "text": text}
             for tokens, uri, index, text in stats["preview"]

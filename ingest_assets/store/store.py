@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import duckdb
@@ -41,6 +41,7 @@ __all__ = [
     "GraphSetWrite",
     "IngestStore",
     "MemberWrite",
+    "SetSummary",
     "SourceRow",
     "StoreError",
     "deflate_body",
@@ -97,11 +98,20 @@ def _with_views(sql: str) -> str:
 # connection closes, so a run's memory grew with the corpus (1.9x on ten copies); with a cap,
 # pages are evicted (and big operators spill to disk): 1.35x on ten copies (docs/benchmarks.md).
 DEFAULT_DUCKDB_MEMORY = "160MB"
+# DuckDB's threads in a pipeline process. The store's statements are small (a step reads and
+# writes one batch at a time) and the parsing and chunking run in worker processes: DuckDB's
+# default pool (a thread per CPU) only added scheduling to every statement (10 ms of an edit's
+# 150) and competed with the workers, and a full run took as long with one thread.
+DEFAULT_DUCKDB_THREADS = "1"
 
 
 def _duckdb_config() -> dict[str, str]:
-    """DuckDB settings: ``INGEST_DUCKDB_MEMORY`` (default 160MB) caps its buffer pool."""
-    return {"memory_limit": os.environ.get("INGEST_DUCKDB_MEMORY") or DEFAULT_DUCKDB_MEMORY}
+    """DuckDB settings: ``INGEST_DUCKDB_MEMORY`` (default 160MB) caps its buffer pool and
+    ``INGEST_DUCKDB_THREADS`` (default 1) sets its threads."""
+    return {
+        "memory_limit": os.environ.get("INGEST_DUCKDB_MEMORY") or DEFAULT_DUCKDB_MEMORY,
+        "threads": os.environ.get("INGEST_DUCKDB_THREADS") or DEFAULT_DUCKDB_THREADS,
+    }
 
 
 def deflate_body(body: str) -> bytes:
@@ -227,6 +237,25 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+# Writes of sources or documents made by this process, by any store object: a session's
+# cached read of current documents is good while this count stands. While a session is open
+# this process holds the file's lock, so no other process can change the file under it.
+_document_writes = 0
+
+
+@contextmanager
+def _writing_documents() -> Iterator[None]:
+    global _document_writes
+    try:
+        yield
+    finally:
+        _document_writes += 1
+
+
+# Inserts of at most this many rows go in as one VALUES list of parameters: building and
+# scanning an Arrow table costs more than the rows themselves then (0.4-0.9 ms an insert).
+_VALUES_ROWS = 4
+
 # The largest body part: DuckDB keeps strings this small inline in its segments (a 4 kB part
 # already went to overflow blocks and made checkpoints slower again). A multiple of 3, as the
 # schema 4 migration cuts through base64.
@@ -251,15 +280,21 @@ def _body_parts(documents: Sequence[DocumentWrite]) -> list[dict[str, Any]]:
     return rows
 
 
-def _token_stats(rows: Sequence[dict[str, Any]]) -> dict[str, int | None]:
-    """A chunk set's token columns: total, how many chunks have a count, smallest, largest."""
-    counts = [r["token_count"] for r in rows if r.get("token_count") is not None]
-    return {
-        "token_total": sum(counts),
-        "tokens_counted": len(counts),
-        "tokens_min": min(counts, default=None),
-        "tokens_max": max(counts, default=None),
-    }
+class SetSummary(NamedTuple):
+    """A chunk set's size as its ``chunk_sets`` row holds it: chunks, and over the chunks with
+    a token count, the total, how many, the smallest and the largest."""
+
+    chunk_count: int
+    token_total: int
+    tokens_counted: int | None
+    tokens_min: int | None
+    tokens_max: int | None
+
+    @classmethod
+    def of_rows(cls, rows: Sequence[dict[str, Any]]) -> SetSummary:
+        """The summary of a set of chunk rows (see ``_CHUNK_COLUMNS``)."""
+        counts = [r["token_count"] for r in rows if r.get("token_count") is not None]
+        return cls(len(rows), sum(counts), len(counts), min(counts, default=None), max(counts, default=None))
 
 
 def _open_error(path: Path, error: Exception) -> str:
@@ -324,10 +359,12 @@ class IngestStore:
             return
         with self._open() as con:
             self._local.con = con
+            self._local.documents = {}  # see current_documents
             try:
                 yield con
             finally:
                 self._local.con = None
+                self._local.documents = {}
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -466,11 +503,21 @@ class IngestStore:
     def _insert(
         con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]], schema: pa.Schema
     ) -> None:
-        """Insert ``rows`` through one Arrow table; an empty batch is a no-op."""
+        """Insert ``rows`` through one Arrow table, or a handful as one VALUES list of bound
+        parameters; an empty batch is a no-op."""
         if not rows:
             return
-        _batch = pa.Table.from_pylist(list(rows), schema=schema)  # read by name in the SQL below
         columns = ", ".join(f'"{name}"' for name in schema.names)
+        if len(rows) <= _VALUES_ROWS:
+            # The insert casts each value to its column's type, as it casts the Arrow columns.
+            row = "(" + ", ".join("?" for _ in schema.names) + ")"
+            placeholders = ", ".join(row for _ in rows)
+            con.execute(
+                f"INSERT INTO {table} ({columns}) VALUES {placeholders}",
+                [row.get(name) for row in rows for name in schema.names],
+            )
+            return
+        _batch = pa.Table.from_pylist(list(rows), schema=schema)  # read by name in the SQL below
         # DuckDB finds the local Arrow table by its name (a replacement scan): about 1 ms less
         # per insert than registering and unregistering a view, which most small writes are.
         con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _batch")
@@ -540,7 +587,7 @@ class IngestStore:
             }
             for r in rows
         ]
-        with self.transaction() as con:
+        with _writing_documents(), self.transaction() as con:
             con.execute("DELETE FROM sources WHERE list_contains(?, uri)", [[r.uri for r in rows]])
             self._insert(con, "sources", batch, _SOURCES)
 
@@ -553,7 +600,7 @@ class IngestStore:
         if not documents and not failures:
             return
         now = _now()
-        with self.transaction() as con:
+        with _writing_documents(), self.transaction() as con:
             known = {
                 r[0]
                 for r in con.execute(
@@ -634,14 +681,26 @@ class IngestStore:
 
     def current_documents(self, shards: Iterable[str]) -> list[tuple[UUID, UUID, str, str, str, str, int]]:
         """Return (document_id, version_id, kind, shard, source_uri, content_hash, text_length)
-        of current documents."""
+        of current documents, by source URI.
+
+        Inside a :meth:`session` the answer is kept until this process writes sources or
+        documents: every step of a run asks again, and only the scan and the parse change it.
+        """
+        shards = tuple(sorted(shards))
+        cache = getattr(self._local, "documents", None)
+        if cache is not None and (found := cache.get(shards)) and found[0] == _document_writes:
+            return list(found[1])
+        writes = _document_writes  # before the read: a write meanwhile invalidates it
         with self.connect() as con:
-            return con.execute(
+            rows = con.execute(
                 "SELECT document_id, version_id, kind, shard, source_uri, content_hash, text_length "
                 "FROM current_documents "
                 "WHERE list_contains(?, shard) ORDER BY source_uri",
-                [sorted(shards)],
+                [list(shards)],
             ).fetchall()
+        if cache is not None:
+            cache[shards] = (writes, rows)
+        return list(rows)
 
     def document_bodies(
         self, keys: Sequence[tuple[UUID, UUID]], *, compressed: bool = False
@@ -785,14 +844,11 @@ class IngestStore:
         of its chunks.
 
         Returns:
-            ``chunks`` (rows), ``tokens_min`` / ``tokens_mean`` / ``tokens_max`` over non-null
-            counts (0 when none), and ``preview``: (token_count, source_uri, index, first 60
-            characters) of the first ``preview_rows`` chunks by source URI and index (the same
-            rows :meth:`chunk_sizes` starts with), without reading every chunk's text.
+            As :meth:`summarize`.
         """
         keys = sorted(set(set_keys))
         if not keys:
-            return {"chunks": 0, "tokens_min": 0, "tokens_mean": 0.0, "tokens_max": 0, "preview": []}
+            return self.summarize({}, preview_rows)
         with self.connect() as con:
             sets = con.execute(
                 "SELECT s.set_key, d.source_uri, s.chunk_count, s.token_total, s.tokens_counted, "
@@ -801,30 +857,61 @@ class IngestStore:
                 "WHERE s.set_key IN (SELECT unnest(?::VARCHAR[]))",
                 [keys],
             ).fetchall()
-            # The preview's sets in Python (a set per document, so a handful of rows), then
-            # their chunks alone: joined in one query, DuckDB read every chunk's text.
-            sets.sort(key=lambda row: row[1] or "")
-            first_sets = {key: uri for key, uri, count, *_ in sets if count > 0 and uri is not None}
-            first_sets = dict(list(first_sets.items())[:preview_rows])
-            # Indexes run 0..n-1 in a set, so its first rows are those under preview_rows: a
-            # set of thousands of chunks (a big table) gives five.
-            rows = con.execute(
-                'SELECT set_key, token_count, "index", left(text, 60) FROM chunks '
-                'WHERE "index" < ? AND set_key IN (SELECT unnest(?::VARCHAR[]))',
-                [preview_rows, list(first_sets)],
-            ).fetchall()
+        return self.summarize({key: (uri, SetSummary(*rest)) for key, uri, *rest in sets}, preview_rows)
+
+    def summarize(
+        self, sets: dict[str, tuple[str | None, SetSummary]], preview_rows: int = 5
+    ) -> dict[str, Any]:
+        """Aggregate the summaries of stored sets (set key -> source URI, summary), plus the
+        first chunks; the caller has the summaries already, so only the preview is read.
+
+        Returns:
+            ``chunks`` (rows), ``tokens_min`` / ``tokens_mean`` / ``tokens_max`` over non-null
+            counts (0 when none), and ``preview``: (token_count, source_uri, index, first 60
+            characters) of the first ``preview_rows`` chunks by source URI and index (the same
+            rows :meth:`chunk_sizes` starts with), without reading every chunk's text.
+        """
+        # The preview's sets in Python (a set per document, so a handful of rows), then their
+        # chunks alone: joined in one query, DuckDB read every chunk's text.
+        ordered = sorted(sets.items(), key=lambda item: item[1][0] or "")
+        first_sets = {key: uri for key, (uri, s) in ordered if s.chunk_count > 0 and uri is not None}
+        first_sets = dict(list(first_sets.items())[:preview_rows])
+        rows = []
+        if first_sets:
+            with self.connect() as con:
+                # Indexes run 0..n-1 in a set, so its first rows are those under preview_rows:
+                # a set of thousands of chunks (a big table) gives five.
+                rows = con.execute(
+                    'SELECT set_key, token_count, "index", left(text, 60) FROM chunks '
+                    'WHERE "index" < ? AND set_key IN (SELECT unnest(?::VARCHAR[]))',
+                    [preview_rows, list(first_sets)],
+                ).fetchall()
         rows.sort(key=lambda row: (first_sets[row[0]], row[2]))
         preview = [(tokens, first_sets[key], index, text) for key, tokens, index, text in rows[:preview_rows]]
-        counted = sum(row[4] or 0 for row in sets)
-        lows = [row[5] for row in sets if row[5] is not None]
-        highs = [row[6] for row in sets if row[6] is not None]
+        summaries = [summary for _, summary in sets.values()]
+        counted = sum(s.tokens_counted or 0 for s in summaries)
+        lows = [s.tokens_min for s in summaries if s.tokens_min is not None]
+        highs = [s.tokens_max for s in summaries if s.tokens_max is not None]
         return {
-            "chunks": sum(row[2] for row in sets),
+            "chunks": sum(s.chunk_count for s in summaries),
             "tokens_min": min(lows, default=0),
-            "tokens_mean": round(sum(row[3] or 0 for row in sets) / counted, 1) if counted else 0.0,
+            "tokens_mean": round(sum(s.token_total or 0 for s in summaries) / counted, 1) if counted else 0.0,
             "tokens_max": max(highs, default=0),
             "preview": preview,
         }
+
+    def set_summaries(self, set_keys: Iterable[str]) -> dict[str, SetSummary]:
+        """Return the summary of each of ``set_keys`` that is stored in ``chunk_sets``."""
+        keys = sorted(set(set_keys))
+        if not keys:
+            return {}
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT set_key, chunk_count, token_total, tokens_counted, tokens_min, tokens_max "
+                "FROM chunk_sets WHERE list_contains(?, set_key)",
+                [keys],
+            ).fetchall()
+        return {key: SetSummary(*rest) for key, *rest in rows}
 
     def write_chunk_sets(self, sets: Sequence[ChunkSetWrite], members: Sequence[MemberWrite]) -> int:
         """Write new chunk sets and point plans at sets, all in one transaction.
@@ -858,8 +945,7 @@ class IngestStore:
                         "level": s.level,
                         "fingerprint": s.fingerprint,
                         "parent_fingerprint": s.parent_fingerprint,
-                        "chunk_count": len(s.rows),
-                        **_token_stats(s.rows),
+                        **SetSummary.of_rows(s.rows)._asdict(),
                         "created_at": now,
                     }
                     for s in fresh

@@ -10,7 +10,7 @@ from uuid import uuid4
 import duckdb
 import pytest
 
-from ingest_assets.engine import IngestEngine, child_set_key, parent_set_key, shard_of
+from ingest_assets.engine import PREVIEW_ROWS, IngestEngine, child_set_key, parent_set_key, shard_of
 from ingest_assets.plans import load_plans
 from ingest_assets.store import SCHEMA_VERSION, ChunkSetWrite, IngestStore, MemberWrite, StoreError, host
 from tests.ingest.conftest import Pipeline
@@ -53,19 +53,26 @@ def test_a_file_in_use_stays_attached_until_its_last_session_ends(tmp_path: Path
         assert con.execute("SELECT plan_key FROM plans").fetchall() == [("k",)]
 
 
-def test_a_store_spills_beside_its_file_under_the_memory_cap_of_the_environment(
+def test_a_store_spills_beside_its_file_with_the_memory_cap_and_threads_of_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As a file's own DuckDB database would: temp files in ``<file>.tmp``, not in the working
-    folder; the cap from INGEST_DUCKDB_MEMORY at each open, though the process's host database
-    is older."""
-    for path, cap in ((tmp_path / "a.duckdb", "100MB"), (tmp_path / "b.duckdb", "200MB")):
+    folder; the cap from INGEST_DUCKDB_MEMORY and the threads from INGEST_DUCKDB_THREADS (one
+    unless set) at each open, though the process's host database is older."""
+    monkeypatch.delenv("INGEST_DUCKDB_THREADS", raising=False)
+    for path, cap, threads in ((tmp_path / "a.duckdb", "100MB", None), (tmp_path / "b.duckdb", "200MB", "2")):
         monkeypatch.setenv("INGEST_DUCKDB_MEMORY", cap)
+        if threads:
+            monkeypatch.setenv("INGEST_DUCKDB_THREADS", threads)
         with IngestStore(path).session() as con:
-            query = "SELECT current_setting('temp_directory'), current_setting('memory_limit')"
-            directory, limit = con.execute(query).fetchone()
+            query = (
+                "SELECT current_setting('temp_directory'), current_setting('memory_limit'), "
+                "current_setting('threads')"
+            )
+            directory, limit, used = con.execute(query).fetchone()
         assert directory == f"{path}.tmp"
         assert round(float(limit.split()[0])) == round(int(cap[:-2]) * 1e6 / 2**20)
+        assert used == int(threads or 1)
 
 
 def test_a_store_opens_after_another_spilled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -137,3 +144,41 @@ def test_step_stats_from_set_columns_equal_stats_over_the_chunks(pipeline: Pipel
         assert (stats["tokens_min"], stats["tokens_max"]) == (min(counts), max(counts))
         assert stats["tokens_mean"] == round(sum(counts) / len(counts), 1)
         assert stats["preview"] == every[:7]
+
+
+def _step_sets(store: IngestStore, plan_key: str, role: str, shards: list[str]) -> list[str]:
+    return [
+        key
+        for (key,) in store.query(
+            "SELECT m.set_key FROM plan_members m JOIN current_documents d USING (document_id, version_id) "
+            "WHERE m.plan_key = ? AND m.role = ? AND list_contains(?, d.shard)",
+            [plan_key, role, shards],
+        )
+    ]
+
+
+def test_step_token_stats_equal_the_stored_sets_stats(pipeline: Pipeline) -> None:
+    """A chunk step reports the stats of the sets it made from their rows in memory and those it
+    reused from what it read: both must equal the stats of the stored sets, in a first run (all
+    made) and after an edit (one made, the others of the shard reused)."""
+    plans = load_plans(str(pipeline.plans_file))
+    edited = pipeline.inbox / "getting-started.md"
+    for run in ("first", "edit"):
+        if run == "edit":
+            edited.write_text(edited.read_text() + "\n\nOne more paragraph.\n")
+        stats = IngestEngine(IngestStore(pipeline.db), pipeline.inbox, plans).reconcile()
+        store = IngestStore(pipeline.db)
+        for step, role in (("chunk_parents", "parent"), ("chunk_children", "child")):
+            assert stats[step], run
+            for plan_key, made in stats[step].items():
+                keys = _step_sets(store, plan_key, role, stats["pending"]["chunks"][plan_key])
+                every = store.chunk_sizes(keys)  # a scan of every chunk of the sets
+                counts = [tokens for tokens, *_ in every if tokens is not None]
+                assert made["chunks"] == len(every) > 0, (run, step)
+                assert (made["tokens_min"], made["tokens_max"]) == (min(counts), max(counts))
+                assert made["tokens_mean"] == round(sum(counts) / len(counts), 1)
+                preview = every[:PREVIEW_ROWS]
+                assert [(p["tokens"], p["index"], p["text"]) for p in made["preview"]] == [
+                    (tokens, index, text) for tokens, _, index, text in preview
+                ]
+                assert [p["document"] for p in made["preview"]] == [uri[-40:] for _, uri, *_ in preview]
