@@ -33,6 +33,7 @@ from chunking.ids import settings_hash
 from chunking.parsers import ParseLimits
 from ingest_assets.plans import Plan, Route
 from ingest_assets.store import (
+    PREVIEW_ROWS,
     ChunkSetWrite,
     DocumentWrite,
     FailureWrite,
@@ -70,7 +71,6 @@ SHARDS: tuple[str, ...] = tuple(f"{i:02d}" for i in range(SHARD_COUNT))
 # corpus holds (ten copies of the largest file next to each other included).
 BATCH_DOCUMENTS = 32
 BATCH_BYTES = 8 * 1024 * 1024
-PREVIEW_ROWS = 5
 
 # Per-document limits of the pipeline: environment variable -> (ParseLimits field, default).
 # The byte default is lower than the library's: a document's chunking time and memory grow with
@@ -414,11 +414,14 @@ class IngestEngine:
         A parse failure is recorded in ``ingest_failures`` and the same bytes are not tried
         again; the other documents go on.
         """
-        shards = set(shards)
+        return self._parse(self.store.sources(set(shards)).values())
+
+    def _parse(self, sources: Iterable[SourceRow]) -> dict[str, Any]:
+        """:meth:`parse` of ``sources`` (as stored)."""
         salt = parser_versions()
         stats = {"parsed": 0, "unchanged": 0, "failed": 0, "deleted": 0, "kinds": {}}
         pending: list[tuple[SourceRow, str]] = []
-        for source in self.store.sources(shards).values():
+        for source in sources:
             if source.deleted:
                 stats["deleted"] += 1
                 continue
@@ -650,10 +653,16 @@ class IngestEngine:
         todo = self._pending(set(SHARDS), diff)
         stats: dict[str, Any] = {"pending": {"documents": todo["documents"], "chunks": todo["chunks"]}}
         if todo["documents"]:
-            # The inbox as pending() saw it a moment ago, in this same session: not read twice.
             documents = set(todo["documents"])
-            stats["scan"] = self.scan(documents) if diff is None else self._write_scan(diff, documents)
-            stats["parse"] = self.parse(documents)
+            if diff is None:
+                stats["scan"] = self.scan(documents)
+                stats["parse"] = self.parse(documents)
+            else:
+                # The inbox and the store as pending() saw them a moment ago, in this same
+                # session: neither is read twice.
+                stats["scan"] = self._write_scan(diff, documents)
+                stored = {**diff.known, **{w.uri: w for w in diff.writes}}
+                stats["parse"] = self._parse(s for s in stored.values() if s.shard in documents)
         if todo["chunks"]:
             self.register_plans()
         for plan_key, plan_shards in todo["chunks"].items():

@@ -5,8 +5,16 @@ from __future__ import annotations
 import duckdb
 
 
+def downgrade_to_schema_4(con: duckdb.DuckDBPyConnection) -> None:
+    """Give a current store the tables schema 4 had: chunk sets without their preview."""
+    con.execute("ALTER TABLE chunk_sets DROP COLUMN preview")
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version VALUES (4, now())")
+
+
 def downgrade_to_schema_3(con: duckdb.DuckDBPyConnection) -> None:
     """Give a current store the tables schema 3 had, bodies and all (every later change undone)."""
+    downgrade_to_schema_4(con)
     bodies: dict[tuple[str, str], list[bytes]] = {}
     for document_id, version_id, part in con.execute(
         "SELECT document_id::VARCHAR, version_id::VARCHAR, bytes FROM document_body_parts "

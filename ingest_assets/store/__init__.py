@@ -1,6 +1,7 @@
 """The DuckDB store of the pipeline (no Dagster here); see :mod:`ingest_assets.store.store`."""
 
 from ingest_assets.store.store import (
+    PREVIEW_ROWS,
     SCHEMA_VERSION,
     ChunkSetWrite,
     DocumentWrite,
@@ -16,6 +17,7 @@ from ingest_assets.store.store import (
 )
 
 __all__ = [
+    "PREVIEW_ROWS",
     "SCHEMA_VERSION",
     "ChunkSetWrite",
     "DocumentWrite",

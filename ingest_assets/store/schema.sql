@@ -1,4 +1,4 @@
--- Store schema, version 4. Tables are internal; the views at the bottom are the read-side
+-- Store schema, version 5. Tables are internal; the views at the bottom are the read-side
 -- contract users query directly. Nothing here is ever updated in place except sources,
 -- plans and plan_members, whose rows are small pointers; chunk rows are written once per
 -- chunk set and never rewritten.
@@ -76,7 +76,10 @@ CREATE TABLE chunk_sets (
     tokens_counted     INTEGER,           -- chunks with a token count
     tokens_min         INTEGER,
     tokens_max         INTEGER,
-    created_at         TIMESTAMP NOT NULL
+    created_at         TIMESTAMP NOT NULL,
+    -- The first chunks (at most 5) as [token_count, index, first 60 characters] each: a step's
+    -- metadata shows them without reading the chunks.
+    preview            JSON
 );
 
 CREATE TABLE chunks (

@@ -19,6 +19,7 @@ import re
 import threading
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ import pyarrow as pa
 from ingest_assets.store import host
 
 __all__ = [
+    "PREVIEW_ROWS",
     "SCHEMA_VERSION",
     "ChunkSetWrite",
     "DocumentWrite",
@@ -48,9 +50,19 @@ __all__ = [
     "inflate_body",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
+# How many first chunks of each set ``chunk_sets.preview`` holds.
+PREVIEW_ROWS = 5
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
 MIGRATIONS: dict[int, str] = {
+    # 5: chunk sets keep a preview of their first chunks, so a step's metadata reads no chunk.
+    4: "ALTER TABLE chunk_sets ADD COLUMN preview JSON; "
+    "UPDATE chunk_sets SET preview = p.preview "
+    'FROM (SELECT set_key, to_json(list(json_array(token_count, "index", left(text, 60)) '
+    '      ORDER BY "index")) AS preview FROM chunks WHERE "index" < '
+    f"{PREVIEW_ROWS} GROUP BY set_key) p "
+    "WHERE chunk_sets.set_key = p.set_key; "
+    "UPDATE chunk_sets SET preview = '[]' WHERE preview IS NULL;",
     # 4: sources remember the stat they were hashed under, so a settled, unchanged file is not
     # read again; document bodies move to small parts (a checkpoint after a parse rewrote every
     # body); chunk sets carry their token stats (metadata no longer scans every chunk). Bodies
@@ -262,11 +274,16 @@ _VALUES_ROWS = 4
 BODY_PART_BYTES = 1998
 
 
+def _compressed(document: DocumentWrite) -> bytes:
+    """A document's body as the store keeps it (see :func:`deflate_body`)."""
+    return document.body if isinstance(document.body, bytes) else deflate_body(document.body)
+
+
 def _body_parts(documents: Sequence[DocumentWrite]) -> list[dict[str, Any]]:
     """The ``document_body_parts`` rows of ``documents``: each compressed body in order."""
     rows = []
     for d in documents:
-        body = d.body if isinstance(d.body, bytes) else deflate_body(d.body)
+        body = _compressed(d)
         document_id, version_id = str(d.document_id), str(d.version_id)
         for part, start in enumerate(range(0, max(len(body), 1), BODY_PART_BYTES)):
             rows.append(
@@ -280,21 +297,128 @@ def _body_parts(documents: Sequence[DocumentWrite]) -> list[dict[str, Any]]:
     return rows
 
 
+class _Recent:
+    """Content the store wrote or read lately, by key, up to ``budget`` bytes (oldest out first).
+
+    Only what never changes under its key goes in: a document version's body, and a chunk
+    set's rows (a set key hashes the document version and the chunkers that made it, and a set
+    is written once). So a step reads none of what the step before it wrote (a run's parse ->
+    parents -> children -> graph), with nothing to invalidate. Shared by the threads of a store.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._items: OrderedDict[tuple[str, ...], tuple[Any, int]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, ...]) -> Any:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                return None
+            self._items.move_to_end(key)
+            return item[0]
+
+    def put(self, key: tuple[str, ...], value: Any, size: int) -> None:
+        if size > self.budget:
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            self._size += size - (old[1] if old else 0)
+            self._items[key] = (value, size)
+            while self._size > self.budget:
+                _, (_, dropped) = self._items.popitem(last=False)
+                self._size -= dropped
+
+
+# What a store keeps of its latest writes and reads (see _Recent): a few documents' worth, so a
+# run's steps pass one batch on without reading it back; memory stays bounded.
+RECENT_BYTES = 8 * 1024 * 1024
+
+
+# The columns of IngestStore.graph_rows, in order.
+_GRAPH_ROW_COLUMNS = (
+    "id",
+    "document_id",
+    "index",
+    "provenance",
+    "heading_path",
+    "content_kind",
+    "chunker",
+    "chunker_hash",
+    "level",
+    "parent_id",
+    "metadata",
+    "created_at",
+)
+
+
+def _chunk_dict(row: dict[str, Any]) -> dict[str, Any]:
+    """A written chunk row as :meth:`IngestStore.chunk_rows_many` reads one back."""
+    return {
+        "id": UUID(row["id"]),
+        "document_id": UUID(row["document_id"]),
+        "index": row["index"],
+        "text": row["text"],
+        "provenance": json.loads(row["provenance"]),
+        "heading_path": list(row["heading_path"]),
+        "content_kind": row["content_kind"],
+        "chunker": row["chunker"],
+        "chunker_hash": row["chunker_hash"],
+        "level": row["level"],
+        "parent_id": None if row["parent_id"] is None else UUID(row["parent_id"]),
+        "metadata": json.loads(row["metadata"]),
+        "created_at": row["created_at"],
+    }
+
+
+def _rows_size(rows: Sequence[dict[str, Any]]) -> int:
+    """About the memory of a set's rows: their text plus a fixed cost per row."""
+    return sum(len(row.get("text") or "") + 400 for row in rows)
+
+
+PreviewRow = tuple[int | None, int, str]  # token_count, index, first 60 characters
+
+
 class SetSummary(NamedTuple):
-    """A chunk set's size as its ``chunk_sets`` row holds it: chunks, and over the chunks with
-    a token count, the total, how many, the smallest and the largest."""
+    """A chunk set as its ``chunk_sets`` row sums it up: chunks; over the chunks with a token
+    count, the total, how many, the smallest and the largest; and its first chunks."""
 
     chunk_count: int
     token_total: int
     tokens_counted: int | None
     tokens_min: int | None
     tokens_max: int | None
+    preview: tuple[PreviewRow, ...] = ()
 
     @classmethod
     def of_rows(cls, rows: Sequence[dict[str, Any]]) -> SetSummary:
         """The summary of a set of chunk rows (see ``_CHUNK_COLUMNS``)."""
         counts = [r["token_count"] for r in rows if r.get("token_count") is not None]
-        return cls(len(rows), sum(counts), len(counts), min(counts, default=None), max(counts, default=None))
+        # Rows are checked by the insert that follows (a bad one fails it), not here.
+        first = sorted(rows, key=lambda r: r.get("index") or 0)[:PREVIEW_ROWS]
+        return cls(
+            len(rows),
+            sum(counts),
+            len(counts),
+            min(counts, default=None),
+            max(counts, default=None),
+            tuple((r.get("token_count"), r.get("index"), str(r.get("text", ""))[:60]) for r in first),
+        )
+
+    @classmethod
+    def stored(cls, *columns: Any) -> SetSummary:
+        """The summary from its ``chunk_sets`` columns (``_SUMMARY_COLUMNS``)."""
+        *numbers, preview = columns
+        return cls(*numbers, tuple(tuple(row) for row in json.loads(preview or "[]")))  # type: ignore[arg-type]
+
+    def columns(self) -> dict[str, Any]:
+        """The ``chunk_sets`` columns of this summary."""
+        return {**self._asdict(), "preview": json.dumps(self.preview, ensure_ascii=False)}
+
+
+_SUMMARY_COLUMNS = "s.chunk_count, s.token_total, s.tokens_counted, s.tokens_min, s.tokens_max, s.preview"
 
 
 def _open_error(path: Path, error: Exception) -> str:
@@ -338,6 +462,7 @@ class IngestStore:
         # The connection of the open session (see :meth:`session`), per thread: DuckDB
         # connections are not shared between threads.
         self._local = threading.local()
+        self._recent = _Recent(RECENT_BYTES)
 
     # ------------------------------------------------------------------ connections, schema
 
@@ -647,6 +772,9 @@ class IngestStore:
                         [f.parse_key, now, f.source_uri],
                     )
             self._record_failures(con, failures, now)
+        for d in fresh:  # committed: the next step chunks them
+            body = _compressed(d)
+            self._recent.put(("body", str(d.document_id), str(d.version_id)), body, len(body))
 
     def record_failures(self, failures: Sequence[FailureWrite]) -> None:
         """Record failures not yet recorded for the same source content, stage and plan."""
@@ -712,29 +840,34 @@ class IngestStore:
             StoreError: A requested version is not stored (run ``documents`` first).
         """
         wanted = sorted({(str(d), str(v)) for d, v in keys})
-        if not wanted:
-            return {}
-        with self.connect() as con:
-            # A join on the key: DuckDB reads the bodies of these rows only.
-            rows = con.execute(
-                "SELECT p.document_id::VARCHAR || '/' || p.version_id::VARCHAR AS key, p.bytes "
-                "FROM document_body_parts p "
-                "JOIN (SELECT unnest(?::UUID[]) AS document_id, unnest(?::UUID[]) AS version_id) w "
-                "USING (document_id, version_id) ORDER BY key, p.part",
-                [[d for d, _ in wanted], [v for _, v in wanted]],
-            ).fetchall()
-        wanted = [f"{d}/{v}" for d, v in wanted]
-        parts: dict[str, list[bytes]] = {}
-        for key, part in rows:
-            parts.setdefault(key, []).append(part)
-        found = {
-            key: body if compressed else inflate_body(body)
-            for key, body in ((key, b"".join(chunks)) for key, chunks in parts.items())
-        }
-        missing = [k for k in wanted if k not in found]
+        found: dict[str, bytes] = {}
+        missing = []
+        for d, v in wanted:
+            body = self._recent.get(("body", d, v))
+            if body is None:
+                missing.append((d, v))
+            else:
+                found[f"{d}/{v}"] = body
         if missing:
-            raise StoreError(f"document versions {missing[:3]} are not stored; materialize documents first")
-        return found
+            with self.connect() as con:
+                # A join on the key: DuckDB reads the bodies of these rows only.
+                rows = con.execute(
+                    "SELECT p.document_id::VARCHAR || '/' || p.version_id::VARCHAR AS key, p.bytes "
+                    "FROM document_body_parts p "
+                    "JOIN (SELECT unnest(?::UUID[]) AS document_id, unnest(?::UUID[]) AS version_id) w "
+                    "USING (document_id, version_id) ORDER BY key, p.part",
+                    [[d for d, _ in missing], [v for _, v in missing]],
+                ).fetchall()
+            parts: dict[str, list[bytes]] = {}
+            for key, part in rows:
+                parts.setdefault(key, []).append(part)
+            for key, chunks in parts.items():
+                body = found[key] = b"".join(chunks)
+                self._recent.put(("body", *key.split("/")), body, len(body))
+        lost = [f"{d}/{v}" for d, v in missing if f"{d}/{v}" not in found]
+        if lost:
+            raise StoreError(f"document versions {lost[:3]} are not stored; materialize documents first")
+        return {key: body if compressed else inflate_body(body) for key, body in found.items()}
 
     # ------------------------------------------------------------------ chunk sets, members
 
@@ -774,12 +907,13 @@ class IngestStore:
 
     def chunk_rows_many(self, set_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order."""
+        recent, missing = self._recent_sets(set_keys)
+        result = {key: [_chunk_dict(row) for row in rows] for key, rows in recent.items()}
         names, grouped = self._rows_by_set(
             'id, document_id, "index", text, provenance, heading_path, content_kind, chunker, '
             "chunker_hash, level, parent_id, metadata, created_at",
-            set_keys,
+            missing,
         )
-        result: dict[str, list[dict[str, Any]]] = {}
         for key, rows in grouped.items():
             result[key] = []
             for values in rows:
@@ -794,12 +928,32 @@ class IngestStore:
         document_id, index, provenance, heading_path, content_kind, chunker, chunker_hash, level,
         parent_id, metadata, created_at)``, ids as text and JSON undecoded (the worker that
         builds the records decodes it)."""
-        return self._rows_by_set(
-            'id::VARCHAR, document_id::VARCHAR, "index", provenance::VARCHAR, heading_path, '
-            "content_kind, chunker, chunker_hash, level, parent_id::VARCHAR, metadata::VARCHAR, "
-            "created_at",
-            set_keys,
-        )[1]
+        recent, missing = self._recent_sets(set_keys)
+        result = {
+            key: [tuple(row[name] for name in _GRAPH_ROW_COLUMNS) for row in rows]
+            for key, rows in recent.items()
+        }
+        result.update(
+            self._rows_by_set(
+                'id::VARCHAR, document_id::VARCHAR, "index", provenance::VARCHAR, heading_path, '
+                "content_kind, chunker, chunker_hash, level, parent_id::VARCHAR, metadata::VARCHAR, "
+                "created_at",
+                missing,
+            )[1]
+        )
+        return result
+
+    def _recent_sets(self, set_keys: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+        """The rows (as written, see ``_CHUNK_COLUMNS``) of the sets this store wrote lately,
+        and the keys of the others."""
+        recent, missing = {}, []
+        for key in sorted(set(set_keys)):
+            rows = self._recent.get(("set", key))
+            if rows is None:
+                missing.append(key)
+            else:
+                recent[key] = rows
+        return recent, missing
 
     def _rows_by_set(
         self, columns: str, set_keys: Iterable[str]
@@ -837,11 +991,11 @@ class IngestStore:
                 [keys],
             ).fetchall()
 
-    def chunk_size_stats(self, set_keys: Iterable[str], preview_rows: int = 5) -> dict[str, Any]:
+    def chunk_size_stats(self, set_keys: Iterable[str], preview_rows: int = PREVIEW_ROWS) -> dict[str, Any]:
         """Aggregate token counts of the chunks in the sets, plus the first chunks.
 
-        The aggregates come from each set's own stats (written with the set), not from a scan
-        of its chunks.
+        The aggregates and the preview come from each set's own row (written with the set),
+        not from a scan of its chunks.
 
         Returns:
             As :meth:`summarize`.
@@ -851,43 +1005,40 @@ class IngestStore:
             return self.summarize({}, preview_rows)
         with self.connect() as con:
             sets = con.execute(
-                "SELECT s.set_key, d.source_uri, s.chunk_count, s.token_total, s.tokens_counted, "
-                "s.tokens_min, s.tokens_max FROM chunk_sets s "
+                "SELECT s.set_key, d.source_uri, " + _SUMMARY_COLUMNS + " FROM chunk_sets s "
                 "LEFT JOIN documents d ON d.document_id = s.document_id AND d.version_id = s.version_id "
                 "WHERE s.set_key IN (SELECT unnest(?::VARCHAR[]))",
                 [keys],
             ).fetchall()
-        return self.summarize({key: (uri, SetSummary(*rest)) for key, uri, *rest in sets}, preview_rows)
+        summaries = {key: (uri, SetSummary.stored(*rest)) for key, uri, *rest in sets}
+        return self.summarize(summaries, preview_rows)
 
+    @staticmethod
     def summarize(
-        self, sets: dict[str, tuple[str | None, SetSummary]], preview_rows: int = 5
+        sets: dict[str, tuple[str | None, SetSummary]], preview_rows: int = PREVIEW_ROWS
     ) -> dict[str, Any]:
-        """Aggregate the summaries of stored sets (set key -> source URI, summary), plus the
-        first chunks; the caller has the summaries already, so only the preview is read.
+        """Aggregate the summaries of sets (set key -> source URI, summary); reads nothing.
 
         Returns:
             ``chunks`` (rows), ``tokens_min`` / ``tokens_mean`` / ``tokens_max`` over non-null
             counts (0 when none), and ``preview``: (token_count, source_uri, index, first 60
             characters) of the first ``preview_rows`` chunks by source URI and index (the same
-            rows :meth:`chunk_sizes` starts with), without reading every chunk's text.
+            rows :meth:`chunk_sizes` starts with).
+
+        Raises:
+            ValueError: ``preview_rows`` is over the :data:`PREVIEW_ROWS` a set keeps.
         """
-        # The preview's sets in Python (a set per document, so a handful of rows), then their
-        # chunks alone: joined in one query, DuckDB read every chunk's text.
-        ordered = sorted(sets.items(), key=lambda item: item[1][0] or "")
-        first_sets = {key: uri for key, (uri, s) in ordered if s.chunk_count > 0 and uri is not None}
-        first_sets = dict(list(first_sets.items())[:preview_rows])
-        rows = []
-        if first_sets:
-            with self.connect() as con:
-                # Indexes run 0..n-1 in a set, so its first rows are those under preview_rows:
-                # a set of thousands of chunks (a big table) gives five.
-                rows = con.execute(
-                    'SELECT set_key, token_count, "index", left(text, 60) FROM chunks '
-                    'WHERE "index" < ? AND set_key IN (SELECT unnest(?::VARCHAR[]))',
-                    [preview_rows, list(first_sets)],
-                ).fetchall()
-        rows.sort(key=lambda row: (first_sets[row[0]], row[2]))
-        preview = [(tokens, first_sets[key], index, text) for key, tokens, index, text in rows[:preview_rows]]
+        if preview_rows > PREVIEW_ROWS:
+            raise ValueError(f"preview_rows={preview_rows}: a set keeps its first {PREVIEW_ROWS} chunks")
+        ordered = sorted(
+            ((uri, summary) for uri, summary in sets.values() if uri is not None),
+            key=lambda entry: entry[0],
+        )
+        preview: list[tuple[int | None, str, int, str]] = []
+        for uri, summary in ordered:
+            if len(preview) >= preview_rows:
+                break
+            preview += [(tokens, uri, index, text) for tokens, index, text in summary.preview]
         summaries = [summary for _, summary in sets.values()]
         counted = sum(s.tokens_counted or 0 for s in summaries)
         lows = [s.tokens_min for s in summaries if s.tokens_min is not None]
@@ -897,7 +1048,7 @@ class IngestStore:
             "tokens_min": min(lows, default=0),
             "tokens_mean": round(sum(s.token_total or 0 for s in summaries) / counted, 1) if counted else 0.0,
             "tokens_max": max(highs, default=0),
-            "preview": preview,
+            "preview": preview[:preview_rows],
         }
 
     def set_summaries(self, set_keys: Iterable[str]) -> dict[str, SetSummary]:
@@ -907,11 +1058,11 @@ class IngestStore:
             return {}
         with self.connect() as con:
             rows = con.execute(
-                "SELECT set_key, chunk_count, token_total, tokens_counted, tokens_min, tokens_max "
-                "FROM chunk_sets WHERE list_contains(?, set_key)",
+                "SELECT s.set_key, " + _SUMMARY_COLUMNS + " FROM chunk_sets s "
+                "WHERE list_contains(?, s.set_key)",
                 [keys],
             ).fetchall()
-        return {key: SetSummary(*rest) for key, *rest in rows}
+        return {key: SetSummary.stored(*rest) for key, *rest in rows}
 
     def write_chunk_sets(self, sets: Sequence[ChunkSetWrite], members: Sequence[MemberWrite]) -> int:
         """Write new chunk sets and point plans at sets, all in one transaction.
@@ -945,7 +1096,7 @@ class IngestStore:
                         "level": s.level,
                         "fingerprint": s.fingerprint,
                         "parent_fingerprint": s.parent_fingerprint,
-                        **SetSummary.of_rows(s.rows)._asdict(),
+                        **SetSummary.of_rows(s.rows).columns(),
                         "created_at": now,
                     }
                     for s in fresh
@@ -955,6 +1106,9 @@ class IngestStore:
             rows = [row for s in fresh for row in s.rows]
             self._insert(con, "chunks", rows, _CHUNKS)
             self._write_members(con, members, now)
+        for s in sets:  # committed (by this writer or, the same rows, another): the next step reads them
+            ordered = sorted(s.rows, key=lambda row: row["index"])
+            self._recent.put(("set", s.set_key), ordered, _rows_size(ordered))
         return len(rows)
 
     def write_graph_sets(self, sets: Sequence[GraphSetWrite], members: Sequence[MemberWrite]) -> int:
@@ -1098,6 +1252,7 @@ _CHUNK_SETS = pa.schema(
         ("tokens_min", pa.int32()),
         ("tokens_max", pa.int32()),
         ("created_at", pa.timestamp("us")),
+        ("preview", pa.string()),
     ]
 )
 _CHUNKS = pa.schema(

@@ -10,9 +10,17 @@ from uuid import uuid4
 import duckdb
 import pytest
 
-from ingest_assets.engine import PREVIEW_ROWS, IngestEngine, child_set_key, parent_set_key, shard_of
+from ingest_assets.engine import IngestEngine, child_set_key, parent_set_key, shard_of
 from ingest_assets.plans import load_plans
-from ingest_assets.store import SCHEMA_VERSION, ChunkSetWrite, IngestStore, MemberWrite, StoreError, host
+from ingest_assets.store import (
+    PREVIEW_ROWS,
+    SCHEMA_VERSION,
+    ChunkSetWrite,
+    IngestStore,
+    MemberWrite,
+    StoreError,
+    host,
+)
 from tests.ingest.conftest import Pipeline
 
 
@@ -131,19 +139,19 @@ def test_reuse_keys_separate_what_they_must() -> None:
 
 
 def test_step_stats_from_set_columns_equal_stats_over_the_chunks(pipeline: Pipeline) -> None:
-    """Token stats and the preview come from per-set columns and a narrow read; they must equal
-    what a scan of every chunk of the sets gives."""
+    """Token stats and the preview come from per-set columns; they must equal what a scan of
+    every chunk of the sets gives."""
     IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file))).reconcile()
     store = IngestStore(pipeline.db)
     for level in (0, 1):
         keys = [k for (k,) in store.query("SELECT set_key FROM chunk_sets WHERE level = ?", [level])]
-        stats = store.chunk_size_stats(keys, preview_rows=7)
+        stats = store.chunk_size_stats(keys)
         every = store.chunk_sizes(keys)
         counts = [tokens for tokens, *_ in every if tokens is not None]
-        assert stats["chunks"] == len(every) and len(counts) > 7
+        assert stats["chunks"] == len(every) and len(counts) > PREVIEW_ROWS
         assert (stats["tokens_min"], stats["tokens_max"]) == (min(counts), max(counts))
         assert stats["tokens_mean"] == round(sum(counts) / len(counts), 1)
-        assert stats["preview"] == every[:7]
+        assert stats["preview"] == every[:PREVIEW_ROWS]
 
 
 def _step_sets(store: IngestStore, plan_key: str, role: str, shards: list[str]) -> list[str]:
@@ -182,3 +190,22 @@ def test_step_token_stats_equal_the_stored_sets_stats(pipeline: Pipeline) -> Non
                     (tokens, index, text) for tokens, _, index, text in preview
                 ]
                 assert [p["document"] for p in made["preview"]] == [uri[-40:] for _, uri, *_ in preview]
+
+
+def test_what_a_store_wrote_it_hands_on_as_the_file_holds_it(pipeline: Pipeline) -> None:
+    """A store hands the next step the bodies and chunk rows it has just written without reading
+    them back: what it hands must be what a fresh store reads from the file."""
+    store = IngestStore(pipeline.db)
+    IngestEngine(store, pipeline.inbox, load_plans(str(pipeline.plans_file))).reconcile()
+    fresh = IngestStore(pipeline.db)
+    keys = [key for (key,) in fresh.query("SELECT set_key FROM chunk_sets")]
+    versions = fresh.query("SELECT document_id, version_id FROM documents")
+    # The sample fits: every set and body is handed on, none read back.
+    assert all(store._recent.get(("set", key)) is not None for key in keys) and keys
+    assert all(store._recent.get(("body", str(d), str(v))) is not None for d, v in versions) and versions
+    assert store.chunk_rows_many(keys) == fresh.chunk_rows_many(keys)
+    assert store.graph_rows(keys) == fresh.graph_rows(keys)
+    for compressed in (False, True):
+        assert store.document_bodies(versions, compressed=compressed) == fresh.document_bodies(
+            versions, compressed=compressed
+        )

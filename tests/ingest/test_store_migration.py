@@ -1,7 +1,10 @@
-"""A schema 3 store full of data is migrated to schema 4 in place: bodies, token stats and the
-sources' stat columns, with nothing redone afterwards."""
+"""Older stores full of data are migrated in place, with nothing redone afterwards: schema 3 to
+4 (bodies, token stats and the sources' stat columns), schema 4 to 5 (set previews)."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 import duckdb
 
@@ -10,20 +13,29 @@ from ingest_assets.plans import load_plans
 from ingest_assets.store import SCHEMA_VERSION, IngestStore
 from ingest_assets.store.store import BODY_PART_BYTES
 from tests.ingest.conftest import Pipeline
-from tests.old_schemas import downgrade_to_schema_3
+from tests.old_schemas import downgrade_to_schema_3, downgrade_to_schema_4
 
 
 def _engine(pipeline: Pipeline) -> IngestEngine:
     return IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file)))
 
 
-def _token_stats(store: IngestStore) -> dict[str, tuple[int, int, int, int, int]]:
+def _token_stats(store: IngestStore) -> dict[str, tuple[Any, ...]]:
+    """Every set's summary columns, the preview parsed (JSON text of any spelling)."""
     return {
-        key: (count, total, counted, low, high)
-        for key, count, total, counted, low, high in store.query(
-            "SELECT set_key, chunk_count, token_total, tokens_counted, tokens_min, tokens_max FROM chunk_sets"
+        key: (*numbers, json.loads(preview))
+        for key, *numbers, preview in store.query(
+            "SELECT set_key, chunk_count, token_total, tokens_counted, tokens_min, tokens_max, preview "
+            "FROM chunk_sets"
         )
     }
+
+
+def _assert_nothing_is_redone(pipeline: Pipeline) -> None:
+    engine = _engine(pipeline)
+    before = pipeline.snapshot()
+    assert engine.reconcile() == {"pending": {"documents": [], "chunks": {}}}
+    assert engine.chunker_calls == 0 and pipeline.snapshot() == before
 
 
 def test_schema_3_store_is_migrated_and_nothing_is_redone(pipeline: Pipeline) -> None:
@@ -32,7 +44,7 @@ def test_schema_3_store_is_migrated_and_nothing_is_redone(pipeline: Pipeline) ->
     keys = store.query("SELECT document_id, version_id FROM documents")
     bodies = store.document_bodies(keys, compressed=True)
     stats = _token_stats(store)
-    assert len(bodies) == len(keys) and all(low is not None for _, _, _, low, _ in stats.values())
+    assert len(bodies) == len(keys) and all(low is not None for _, _, _, low, _, _ in stats.values())
     with duckdb.connect(str(pipeline.db)) as con:
         downgrade_to_schema_3(con)
 
@@ -43,7 +55,18 @@ def test_schema_3_store_is_migrated_and_nothing_is_redone(pipeline: Pipeline) ->
     assert migrated.query("SELECT max(octet_length(bytes)) FROM document_body_parts")[0][0] <= BODY_PART_BYTES
     assert _token_stats(migrated) == stats
     # Sources lost their stat, so each file is read once more; it is unchanged, so nothing runs.
-    engine = _engine(pipeline)
-    before = pipeline.snapshot()
-    assert engine.reconcile() == {"pending": {"documents": [], "chunks": {}}}
-    assert engine.chunker_calls == 0 and pipeline.snapshot() == before
+    _assert_nothing_is_redone(pipeline)
+
+
+def test_schema_4_store_gets_the_previews_new_sets_are_written_with(pipeline: Pipeline) -> None:
+    _engine(pipeline).reconcile()
+    stats = _token_stats(IngestStore(pipeline.db))
+    assert all(preview for count, *_, preview in stats.values() if count)
+    with duckdb.connect(str(pipeline.db)) as con:
+        downgrade_to_schema_4(con)
+
+    migrated = IngestStore(pipeline.db)
+    migrated.check()
+    assert migrated.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
+    assert _token_stats(migrated) == stats
+    _assert_nothing_is_redone(pipeline)
