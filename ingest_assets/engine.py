@@ -319,8 +319,10 @@ class IngestEngine:
         seen: set[str] = set()
         writes: list[SourceRow] = []
         by_shard: dict[str, dict[str, int]] = {}
+        # Taken before any stat: see _settled_and_unchanged (earlier is only stricter).
+        hashed_at = time.time_ns()
         files, skipped = self._files()
-        for path in sorted(files):
+        for path, stat in sorted(files, key=lambda found: found[0]):
             uri = path.as_uri()
             old = known.get(uri)
             if old is None:
@@ -333,8 +335,6 @@ class IngestEngine:
             seen.add(uri)
             counts = by_shard.setdefault(shard, dict.fromkeys(_SCAN_COUNTS, 0))
             counts["files"] += 1
-            hashed_at = time.time_ns()  # before the stat: see _settled_and_unchanged
-            stat = path.stat()
             if old is not None and _settled_and_unchanged(old, stat):
                 counts["unchanged"] += 1
                 continue
@@ -374,15 +374,17 @@ class IngestEngine:
                 writes.append(SourceRow(**{**old.__dict__, "deleted": True}))
         return _ScanDiff(known, writes, by_shard, skipped)
 
-    def _files(self) -> tuple[list[Path], int]:
-        """Regular, non-hidden files under the inbox, never through a link; and how many were skipped.
+    def _files(self) -> tuple[list[tuple[Path, os.stat_result]], int]:
+        """Regular, non-hidden files under the inbox with their stat, never through a link; and
+        how many were skipped.
 
         ``os.walk`` does not descend into linked folders; a linked file would resolve to its
         target (possibly outside the inbox, or a second name of an inbox file), and a FIFO would
-        block the hash, so both are skipped, using ``lstat`` (which does not follow links).
+        block the hash, so both are skipped, using ``lstat`` (which does not follow links, and
+        of a regular file is its stat).
         """
         inbox = self.inbox.resolve()
-        found: list[Path] = []
+        found: list[tuple[Path, os.stat_result]] = []
         skipped = 0
         for root, dirs, files in os.walk(inbox, followlinks=False):
             skipped += sum(1 for d in dirs if not d.startswith(".") and os.path.islink(os.path.join(root, d)))
@@ -392,17 +394,17 @@ class IngestEngine:
                     continue
                 path = Path(root, name)
                 try:
-                    mode = path.lstat().st_mode
+                    stat = path.lstat()
                     str(path).encode("utf-8")  # a name the store cannot hold as text
                 except (OSError, UnicodeEncodeError):
                     skipped += 1
                     continue
                 # Inside the inbox by construction: ``root`` comes from walking the resolved
                 # inbox without entering linked folders, and the file itself is no link.
-                if not stat_module.S_ISREG(mode):
+                if not stat_module.S_ISREG(stat.st_mode):
                     skipped += 1
                     continue
-                found.append(path)
+                found.append((path, stat))
         return found, skipped
 
     # ------------------------------------------------------------------ documents
@@ -502,14 +504,16 @@ class IngestEngine:
             for i in items
         }
 
-        return self._run_step(plan_key, "parent", items, keys, lambda i: "", None, unrouted)
+        members = self.store.members(plan_key, "parent")
+        return self._run_step(plan_key, "parent", items, keys, members, lambda i: "", None, unrouted)
 
     @_step
     def chunk_children(self, plan_key: str, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
         """Point ``plan_key`` at a child set for every document whose current parent set it holds."""
         plan = self._plan(plan_key)
         items, unrouted = self._items(plan, shards)
-        parents = self.store.members(plan_key, "parent")
+        by_role = self.store.members_by_role(plan_key)
+        parents = by_role["parent"]
         ready, waiting = [], 0
         for item in items:
             expected = parent_set_key(item.document_id, item.version_id, item.route.parent_fingerprint)
@@ -530,7 +534,8 @@ class IngestEngine:
         def parent_rows(batch: list[_Item]) -> dict[str, list[dict[str, Any]]]:
             return self.store.chunk_rows_many([based_on(i) for i in batch])
 
-        stats = self._run_step(plan_key, "child", ready, keys, based_on, parent_rows, unrouted)
+        children = by_role["child"]
+        stats = self._run_step(plan_key, "child", ready, keys, children, based_on, parent_rows, unrouted)
         stats["waiting_for_parents"] = waiting
         return stats
 
@@ -568,12 +573,14 @@ class IngestEngine:
             )
         return sets, failures
 
-    def _run_step(self, plan_key, role, items, keys, based_on, parent_rows, unrouted) -> dict[str, Any]:
+    def _run_step(
+        self, plan_key, role, items, keys, members, based_on, parent_rows, unrouted
+    ) -> dict[str, Any]:
         """Shared reuse logic of the parent and child steps (see the module docstring).
 
-        ``parent_rows(batch)`` reads the stored parents a child batch splits (None for parents).
+        ``members`` are the plan's current members of ``role``; ``parent_rows(batch)`` reads the
+        stored parents a child batch splits (None for parents).
         """
-        members = self.store.members(plan_key, role)
         summaries = self.store.set_summaries(keys.values())  # the stored sets
         failed = self.store.failed_keys(role, plan_key)
         stats = {
