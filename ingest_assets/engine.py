@@ -226,6 +226,12 @@ def _step(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _subset(shards: Iterable[str]) -> set[str] | None:
+    """``shards`` as a filter: None when they are all of them."""
+    shards = set(shards)
+    return None if shards >= set(SHARDS) else shards
+
+
 def _batches(items: Sequence[Any], size_of: Callable[[Any], int]) -> Iterator[list[Any]]:
     """Consecutive batches of at most BATCH_DOCUMENTS items and (unless one item is bigger)
     BATCH_BYTES of ``size_of``."""
@@ -477,7 +483,7 @@ class IngestEngine:
 
     def _items(self, plan: Plan, shards: Iterable[str]) -> tuple[list[_Item], int]:
         items, unrouted = [], 0
-        for row in self.store.current_documents(shards):
+        for row in self.store.current_documents(_subset(shards)):
             document_id, version_id, kind, _shard, uri, digest, length = row
             route = plan.route_for(kind)
             if route is None:
@@ -746,7 +752,7 @@ class IngestEngine:
         failed_parent = self.store.failed_keys("parent", plan.key)
         failed_child = self.store.failed_keys("child", plan.key)
         counts: dict[str, dict[str, int]] = {}
-        for row in self.store.current_documents(shards):
+        for row in self.store.current_documents(_subset(shards)):
             document_id, version_id, kind, shard, uri, digest, _ = row
             route = plan.route_for(kind)
             if route is None:
