@@ -20,7 +20,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -249,19 +249,22 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-# Writes of sources or documents made by this process, by any store object: a session's
-# cached read of current documents is good while this count stands. While a session is open
-# this process holds the file's lock, so no other process can change the file under it.
-_document_writes = 0
+# Writes this process made (by any store object), by what they change: a session's cached
+# read (IngestStore._cached) is good while the count of its kind stands. While a session is
+# open this process holds the file's lock, so no other process can change the file under it.
+_writes = {"documents": 0, "members": 0, "failures": 0}
+_writes_lock = threading.Lock()
 
 
 @contextmanager
-def _writing_documents() -> Iterator[None]:
-    global _document_writes
+def _writing(*kinds: str) -> Iterator[None]:
+    """Count a write of ``kinds`` when the block ends, committed or not."""
     try:
         yield
     finally:
-        _document_writes += 1
+        with _writes_lock:
+            for kind in kinds:
+                _writes[kind] += 1
 
 
 # Inserts of at most this many rows go in as one VALUES list of parameters: building and
@@ -484,12 +487,12 @@ class IngestStore:
             return
         with self._open() as con:
             self._local.con = con
-            self._local.documents = {}  # see current_documents
+            self._local.cache = {}  # see _cached
             try:
                 yield con
             finally:
                 self._local.con = None
-                self._local.documents = {}
+                self._local.cache = {}
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -712,7 +715,7 @@ class IngestStore:
             }
             for r in rows
         ]
-        with _writing_documents(), self.transaction() as con:
+        with _writing("documents"), self.transaction() as con:
             con.execute("DELETE FROM sources WHERE list_contains(?, uri)", [[r.uri for r in rows]])
             self._insert(con, "sources", batch, _SOURCES)
 
@@ -725,7 +728,7 @@ class IngestStore:
         if not documents and not failures:
             return
         now = _now()
-        with _writing_documents(), self.transaction() as con:
+        with _writing("documents", "failures"), self.transaction() as con:
             known = {
                 r[0]
                 for r in con.execute(
@@ -779,7 +782,7 @@ class IngestStore:
     def record_failures(self, failures: Sequence[FailureWrite]) -> None:
         """Record failures not yet recorded for the same source content, stage and plan."""
         if failures:
-            with self.transaction() as con:
+            with _writing("failures"), self.transaction() as con:
                 self._record_failures(con, failures, _now())
 
     def _record_failures(
@@ -798,14 +801,35 @@ class IngestStore:
                 )
 
     def failed_keys(self, stage: str, plan_key: str | None) -> set[tuple[str, str]]:
-        """Return (source_uri, content_hash) pairs already failed at ``stage`` for ``plan_key``."""
-        with self.connect() as con:
-            rows = con.execute(
-                "SELECT source_uri, content_hash FROM failure_log "
-                "WHERE stage = ? AND plan_key IS NOT DISTINCT FROM ?",
-                [stage, plan_key],
-            ).fetchall()
-        return {(a, b) for a, b in rows}
+        """Return (source_uri, content_hash) pairs already failed at ``stage`` for ``plan_key``
+        (kept for the session: see :meth:`_cached`)."""
+
+        def read() -> set[tuple[str, str]]:
+            with self.connect() as con:
+                rows = con.execute(
+                    "SELECT source_uri, content_hash FROM failure_log "
+                    "WHERE stage = ? AND plan_key IS NOT DISTINCT FROM ?",
+                    [stage, plan_key],
+                ).fetchall()
+            return {(a, b) for a, b in rows}
+
+        return set(self._cached(("failures", stage, plan_key), "failures", read))
+
+    def _cached(self, key: tuple[Any, ...], kind: str, read: Callable[[], Any]) -> Any:
+        """``read()``, kept for the rest of the :meth:`session` while this process writes
+        nothing of ``kind`` (``documents``, ``members``, ``failures``): every step of a run asks
+        again for the same rows, which only the steps' own writes change. Callers copy what
+        they hand out."""
+        cache = getattr(self._local, "cache", None)
+        if cache is None:
+            return read()
+        found = cache.get(key)
+        if found is not None and found[0] == _writes[kind]:
+            return found[1]
+        writes = _writes[kind]  # before the read: a write meanwhile invalidates it
+        value = read()
+        cache[key] = (writes, value)
+        return value
 
     def current_documents(
         self, shards: Iterable[str] | None = None
@@ -817,23 +841,21 @@ class IngestStore:
         documents: every step of a run asks again, and only the scan and the parse change it.
         """
         wanted = None if shards is None else tuple(sorted(set(shards)))
-        cache = getattr(self._local, "documents", None)
-        if cache is not None and (found := cache.get(wanted)) and found[0] == _document_writes:
-            return list(found[1])
-        writes = _document_writes  # before the read: a write meanwhile invalidates it
-        query = (
-            "SELECT document_id, version_id, kind, shard, source_uri, content_hash, text_length "
-            "FROM current_documents"
-        )
-        with self.connect() as con:
-            if wanted is None:
-                rows = con.execute(query).fetchall()
-            else:
-                rows = con.execute(query + " WHERE list_contains(?, shard)", [list(wanted)]).fetchall()
-        rows.sort(key=lambda row: row[4])  # here: DuckDB's sort cost more than the read (1 ms)
-        if cache is not None:
-            cache[wanted] = (writes, rows)
-        return list(rows)
+
+        def read() -> list[tuple[UUID, UUID, str, str, str, str, int]]:
+            query = (
+                "SELECT document_id, version_id, kind, shard, source_uri, content_hash, text_length "
+                "FROM current_documents"
+            )
+            with self.connect() as con:
+                if wanted is None:
+                    rows = con.execute(query).fetchall()
+                else:
+                    rows = con.execute(query + " WHERE list_contains(?, shard)", [list(wanted)]).fetchall()
+            rows.sort(key=lambda row: row[4])  # here: DuckDB's sort cost more than the read (1 ms)
+            return rows
+
+        return list(self._cached(("documents", wanted), "documents", read))
 
     def document_bodies(
         self, keys: Sequence[tuple[UUID, UUID]], *, compressed: bool = False
@@ -891,24 +913,45 @@ class IngestStore:
 
     def members(self, plan_key: str, role: str) -> dict[UUID, tuple[str, str]]:
         """Return ``{document_id: (set_key, based_on)}`` for one plan and role."""
-        with self.connect() as con:
-            rows = con.execute(
-                "SELECT document_id, set_key, based_on FROM plan_members WHERE plan_key = ? AND role = ?",
-                [plan_key, role],
-            ).fetchall()
-        return {doc: (key, based) for doc, key, based in rows}
+        return self.members_by_role(plan_key).get(role, {})
 
     def members_by_role(self, plan_key: str) -> dict[str, dict[UUID, tuple[str, str]]]:
-        """:meth:`members` of every role (``parent``, ``child``, ``graph``) in one read."""
-        found: dict[str, dict[UUID, tuple[str, str]]] = {"parent": {}, "child": {}, "graph": {}}
-        with self.connect() as con:
-            rows = con.execute(
-                "SELECT role, document_id, set_key, based_on FROM plan_members WHERE plan_key = ?",
-                [plan_key],
-            ).fetchall()
-        for role, doc, key, based in rows:
-            found.setdefault(role, {})[doc] = (key, based)
-        return found
+        """:meth:`members` of every role (``parent``, ``child``, ``graph``) in one read, kept
+        for the session (see :meth:`_cached`) and brought up to date by its own writes."""
+
+        def read() -> dict[str, dict[UUID, tuple[str, str]]]:
+            found: dict[str, dict[UUID, tuple[str, str]]] = {"parent": {}, "child": {}, "graph": {}}
+            with self.connect() as con:
+                rows = con.execute(
+                    "SELECT role, document_id, set_key, based_on FROM plan_members WHERE plan_key = ?",
+                    [plan_key],
+                ).fetchall()
+            for role, doc, key, based in rows:
+                found.setdefault(role, {})[doc] = (key, based)
+            return found
+
+        return {role: dict(m) for role, m in self._cached(("members", plan_key), "members", read).items()}
+
+    @contextmanager
+    def _writing_members(self, members: Sequence[MemberWrite]) -> Iterator[None]:
+        """Count a write of ``members`` (see :func:`_writing`); once it is committed, apply it
+        to this session's cached members too, unless another write came in between."""
+        before = _writes["members"]
+        with _writing("members"):
+            yield
+        cache = getattr(self._local, "cache", None)
+        if cache is None:
+            return
+        with _writes_lock:
+            for plan_key in {m.plan_key for m in members}:
+                found = cache.pop(("members", plan_key), None)
+                if found is None or found[0] != before or _writes["members"] != before + 1:
+                    continue  # read again next time
+                by_role = found[1]
+                for m in members:
+                    if m.plan_key == plan_key:
+                        by_role.setdefault(m.role, {})[m.document_id] = (m.set_key, m.based_on)
+                cache[("members", plan_key)] = (_writes["members"], by_role)
 
     def chunk_rows_many(self, set_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order."""
@@ -1081,7 +1124,7 @@ class IngestStore:
         if not sets and not members:
             return 0
         now = _now()
-        with self.transaction() as con:
+        with self._writing_members(members), self.transaction() as con:
             present = {
                 r[0]
                 for r in con.execute(
@@ -1121,7 +1164,7 @@ class IngestStore:
         if not sets and not members:
             return 0
         now = _now()
-        with self.transaction() as con:
+        with self._writing_members(members), self.transaction() as con:
             present = {
                 r[0]
                 for r in con.execute(

@@ -16,6 +16,7 @@ from ingest_assets.store import (
     PREVIEW_ROWS,
     SCHEMA_VERSION,
     ChunkSetWrite,
+    FailureWrite,
     IngestStore,
     MemberWrite,
     StoreError,
@@ -209,3 +210,35 @@ def test_what_a_store_wrote_it_hands_on_as_the_file_holds_it(pipeline: Pipeline)
         assert store.document_bodies(versions, compressed=compressed) == fresh.document_bodies(
             versions, compressed=compressed
         )
+
+
+def test_a_session_keeps_its_reads_exact_through_its_own_writes_and_others(pipeline: Pipeline) -> None:
+    """Within a session the store keeps members, failures and current documents it has read,
+    brings its members up to date with its own writes, and reads again after a write by any
+    other store object of the process: every answer equals a fresh store's."""
+    IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file))).reconcile()
+    plan_key = next(iter(load_plans(str(pipeline.plans_file)))).key
+    store, other = IngestStore(pipeline.db), IngestStore(pipeline.db)
+
+    def fresh_members() -> dict[str, dict[object, tuple[str, str]]]:
+        return IngestStore(pipeline.db).members_by_role(plan_key)
+
+    with store.session():
+        members = store.members_by_role(plan_key)
+        doc = next(iter(members["parent"]))
+        version = store.current_documents()[0][1]
+        assert store.members(plan_key, "parent") == members["parent"] and members == fresh_members()
+        # Its own write: applied to what it keeps.
+        store.write_chunk_sets([], [MemberWrite(plan_key, doc, "parent", "own", version, "x")])
+        assert store.members_by_role(plan_key)["parent"][doc] == ("own", "x")
+        assert store.members_by_role(plan_key) == fresh_members()
+        # Another store object's write: read again.
+        other.write_chunk_sets([], [MemberWrite(plan_key, doc, "parent", "other", version)])
+        assert store.members_by_role(plan_key)["parent"][doc] == ("other", "")
+        assert store.members_by_role(plan_key) == fresh_members()
+        failed = store.failed_keys("parent", plan_key)
+        other.record_failures([FailureWrite("file:///x", "h", "parent", "boom", plan_key=plan_key)])
+        assert store.failed_keys("parent", plan_key) == failed | {("file:///x", "h")}
+        # What it hands out is a copy: changing it changes nothing kept.
+        store.members_by_role(plan_key)["parent"].clear()
+        assert store.members_by_role(plan_key) == fresh_members()
