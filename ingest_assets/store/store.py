@@ -252,7 +252,7 @@ def _now() -> datetime:
 # Writes this process made (by any store object), by what they change: a session's cached
 # read (IngestStore._cached) is good while the count of its kind stands. While a session is
 # open this process holds the file's lock, so no other process can change the file under it.
-_writes = {"documents": 0, "members": 0, "failures": 0}
+_writes = {"documents": 0, "members": 0, "failures": 0, "plans": 0}
 _writes_lock = threading.Lock()
 
 
@@ -662,13 +662,12 @@ class IngestStore:
             The plan keys that were newly registered or brought back.
         """
         wanted = {key: (name, fp, settings) for key, name, fp, settings in plans}
-        with self.connect() as con:
-            known = dict(con.execute("SELECT plan_key, live FROM plans").fetchall())
-            added = [k for k in wanted if known.get(k) is not True]
-            retire = [k for k, live in known.items() if live and k not in wanted]
-            if not added and not retire:
-                return []
-            con.execute("BEGIN TRANSACTION")
+        known = self._plans()
+        added = [k for k in wanted if known.get(k) is not True]
+        retire = [k for k, live in known.items() if live and k not in wanted]
+        if not added and not retire:
+            return []
+        with _writing("plans"), self.transaction() as con:
             for key in retire:
                 con.execute("UPDATE plans SET live = FALSE WHERE plan_key = ?", [key])
             for key in added:
@@ -677,13 +676,20 @@ class IngestStore:
                     "INSERT OR REPLACE INTO plans VALUES (?, ?, ?, ?, TRUE, ?)",
                     [key, name, fp, json.dumps(settings, sort_keys=True), _now()],
                 )
-            con.execute("COMMIT")
-            return added
+        return added
 
     def live_plans(self) -> list[str]:
         """Return the keys of live plans, sorted."""
-        with self.connect() as con:
-            return [r[0] for r in con.execute("SELECT plan_key FROM plans WHERE live ORDER BY 1").fetchall()]
+        return sorted(key for key, live in self._plans().items() if live)
+
+    def _plans(self) -> dict[str, bool]:
+        """Every stored plan key and whether it is live (kept for the session: see _cached)."""
+
+        def read() -> dict[str, bool]:
+            with self.connect() as con:
+                return dict(con.execute("SELECT plan_key, live FROM plans").fetchall())
+
+        return dict(self._cached(("plans",), "plans", read))
 
     # ------------------------------------------------------------------ sources, documents
 
@@ -817,7 +823,7 @@ class IngestStore:
 
     def _cached(self, key: tuple[Any, ...], kind: str, read: Callable[[], Any]) -> Any:
         """``read()``, kept for the rest of the :meth:`session` while this process writes
-        nothing of ``kind`` (``documents``, ``members``, ``failures``): every step of a run asks
+        nothing of ``kind`` (``documents``, ``members``, ``failures``, ``plans``): every step of a run asks
         again for the same rows, which only the steps' own writes change. Callers copy what
         they hand out."""
         cache = getattr(self._local, "cache", None)

@@ -213,7 +213,7 @@ def test_what_a_store_wrote_it_hands_on_as_the_file_holds_it(pipeline: Pipeline)
 
 
 def test_a_session_keeps_its_reads_exact_through_its_own_writes_and_others(pipeline: Pipeline) -> None:
-    """Within a session the store keeps members, failures and current documents it has read,
+    """Within a session the store keeps members, failures, plans and current documents it has read,
     brings its members up to date with its own writes, and reads again after a write by any
     other store object of the process: every answer equals a fresh store's."""
     IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file))).reconcile()
@@ -239,6 +239,9 @@ def test_a_session_keeps_its_reads_exact_through_its_own_writes_and_others(pipel
         failed = store.failed_keys("parent", plan_key)
         other.record_failures([FailureWrite("file:///x", "h", "parent", "boom", plan_key=plan_key)])
         assert store.failed_keys("parent", plan_key) == failed | {("file:///x", "h")}
+        live = store.live_plans()
+        other.sync_plans([])  # retires every plan
+        assert live and store.live_plans() == []
         # What it hands out is a copy: changing it changes nothing kept.
         store.members_by_role(plan_key)["parent"].clear()
         assert store.members_by_role(plan_key) == fresh_members()
