@@ -722,8 +722,7 @@ class IngestStore:
             for r in rows
         ]
         with _writing("documents"), self.transaction() as con:
-            con.execute("DELETE FROM sources WHERE list_contains(?, uri)", [[r.uri for r in rows]])
-            self._insert(con, "sources", batch, _SOURCES)
+            self._replace(con, "sources", batch, _SOURCES)
 
     def write_parsed(self, documents: Sequence[DocumentWrite], failures: Sequence[FailureWrite]) -> None:
         """Store parsed documents and parse failures, and point their sources at them, atomically.
@@ -1207,32 +1206,49 @@ class IngestStore:
     def _write_members(
         self, con: duckdb.DuckDBPyConnection, members: Sequence[MemberWrite], now: datetime
     ) -> None:
-        if not members:
+        """Point each (plan_key, document_id, role) at its new set, replacing the old pointer."""
+        rows = [
+            {
+                "plan_key": m.plan_key,
+                "document_id": str(m.document_id),
+                "role": m.role,
+                "set_key": m.set_key,
+                "version_id": str(m.version_id),
+                "based_on": m.based_on,
+                "updated_at": now,
+            }
+            for m in members
+        ]
+        self._replace(con, "plan_members", rows, _MEMBERS)
+
+    def _replace(
+        self, con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]], schema: pa.Schema
+    ) -> None:
+        """Insert ``rows`` into ``table`` (``plan_members`` or ``sources``), replacing those with
+        the same key. A handful (an edit's) are updated in place by key, and inserted when no
+        row was there: three statements less than a delete and an insert; more are deleted by
+        key and inserted in one batch."""
+        if not rows:
             return
-        # Replace each (plan_key, document_id, role) pointer: the plan moves to the new set.
-        keys = [f"{m.plan_key}/{m.document_id}/{m.role}" for m in members]
-        con.execute(
-            "DELETE FROM plan_members "
-            "WHERE list_contains(?, plan_key || '/' || document_id::VARCHAR || '/' || role)",
-            [keys],
-        )
-        self._insert(
-            con,
-            "plan_members",
-            [
-                {
-                    "plan_key": m.plan_key,
-                    "document_id": str(m.document_id),
-                    "role": m.role,
-                    "set_key": m.set_key,
-                    "version_id": str(m.version_id),
-                    "based_on": m.based_on,
-                    "updated_at": now,
-                }
-                for m in members
-            ],
-            _MEMBERS,
-        )
+        update, key_columns = _REPLACE[table]
+        if len(rows) <= _VALUES_ROWS:
+            set_columns = [name for name in schema.names if name not in key_columns]
+            missing = [
+                row
+                for row in rows
+                if con.execute(update, [row[c] for c in (*set_columns, *key_columns)]).fetchone()[0] == 0
+            ]
+            self._insert(con, table, missing, schema)
+            return
+        if table == "plan_members":
+            con.execute(
+                "DELETE FROM plan_members "
+                "WHERE list_contains(?, plan_key || '/' || document_id::VARCHAR || '/' || role)",
+                [[f"{r['plan_key']}/{r['document_id']}/{r['role']}" for r in rows]],
+            )
+        else:
+            con.execute("DELETE FROM sources WHERE list_contains(?, uri)", [[r["uri"] for r in rows]])
+        self._insert(con, table, rows, schema)
 
     # ------------------------------------------------------------------ reading
 
@@ -1365,3 +1381,18 @@ _GRAPH_EDGES = pa.schema(
     ]
 )
 assert tuple(_CHUNKS.names) == _CHUNK_COLUMNS
+# IngestStore._replace: per table, the UPDATE of one row by its key (the other columns in
+# schema order, then the key columns) and the key columns.
+_REPLACE: dict[str, tuple[str, tuple[str, ...]]] = {
+    "plan_members": (
+        "UPDATE plan_members SET set_key = ?, version_id = ?, based_on = ?, updated_at = ? "
+        "WHERE plan_key = ? AND document_id = ? AND role = ?",
+        ("plan_key", "document_id", "role"),
+    ),
+    "sources": (
+        "UPDATE sources SET path = ?, document_id = ?, shard = ?, content_hash = ?, size = ?, "
+        "mtime_ns = ?, deleted = ?, parse_key = ?, version_id = ?, ctime_ns = ?, inode = ?, "
+        "hashed_at_ns = ?, updated_at = ? WHERE uri = ?",
+        ("uri",),
+    ),
+}

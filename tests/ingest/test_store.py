@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +20,11 @@ from ingest_assets.store import (
     FailureWrite,
     IngestStore,
     MemberWrite,
+    SourceRow,
     StoreError,
     host,
 )
+from ingest_assets.store import store as store_module
 from tests.ingest.conftest import Pipeline
 
 
@@ -245,3 +248,28 @@ def test_a_session_keeps_its_reads_exact_through_its_own_writes_and_others(pipel
         # What it hands out is a copy: changing it changes nothing kept.
         store.members_by_role(plan_key)["parent"].clear()
         assert store.members_by_role(plan_key) == fresh_members()
+
+
+def test_a_replaced_row_is_updated_in_place_or_inserted_and_never_doubled(tmp_path: Path) -> None:
+    """A few members or sources are replaced by an update of their key (an insert when there
+    was none); more by a delete and an insert. Either way one row per key, the newest."""
+    for table, schema in (("plan_members", store_module._MEMBERS), ("sources", store_module._SOURCES)):
+        update, keys = store_module._REPLACE[table]
+        # The update names the schema's columns: the others in order, then the key.
+        assert re.findall(r"(\w+) = \?", update) == [n for n in schema.names if n not in keys] + list(keys)
+    store = IngestStore(tmp_path / "s.duckdb")
+    version = uuid4()
+    for count in (2, 9):  # through updates, then through a delete and an insert
+        docs = [uuid4() for _ in range(count)]
+        for set_key in ("old", "new"):
+            store.write_chunk_sets(
+                [], [MemberWrite("p", doc, "parent", f"{set_key}-{doc}", version) for doc in docs]
+            )
+        rows = store.query(
+            "SELECT document_id, set_key FROM plan_members WHERE list_contains(?, document_id)", [docs]
+        )
+        assert sorted(rows) == sorted((doc, f"new-{doc}") for doc in docs)
+    source = SourceRow("file:///a", "/a", uuid4(), "00", "h1", 1, 1)
+    store.write_sources([source])
+    store.write_sources([SourceRow(**{**source.__dict__, "content_hash": "h2", "deleted": True})])
+    assert store.query("SELECT uri, content_hash, deleted FROM sources") == [("file:///a", "h2", True)]
