@@ -638,8 +638,8 @@ class IngestStore:
         columns = ", ".join(f'"{name}"' for name in schema.names)
         if len(rows) <= _VALUES_ROWS:
             # The insert casts each value to its column's type, as it casts the Arrow columns.
-            row = "(" + ", ".join("?" for _ in schema.names) + ")"
-            placeholders = ", ".join(row for _ in rows)
+            marks = "(" + ", ".join("?" for _ in schema.names) + ")"
+            placeholders = ", ".join(marks for _ in rows)
             con.execute(
                 f"INSERT INTO {table} ({columns}) VALUES {placeholders}",
                 [row.get(name) for row in rows for name in schema.names],
