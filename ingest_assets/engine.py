@@ -510,16 +510,14 @@ class IngestEngine:
             for i in items
         }
 
-        members = self.store.members(plan_key, "parent")
-        return self._run_step(plan_key, "parent", items, keys, members, lambda i: "", None, unrouted)
+        return self._run_step(plan_key, "parent", items, keys, lambda i: "", None, unrouted)
 
     @_step
     def chunk_children(self, plan_key: str, shards: Iterable[str] = SHARDS) -> dict[str, Any]:
         """Point ``plan_key`` at a child set for every document whose current parent set it holds."""
         plan = self._plan(plan_key)
         items, unrouted = self._items(plan, shards)
-        by_role = self.store.members_by_role(plan_key)
-        parents = by_role["parent"]
+        parents = self.store.members(plan_key, "parent")
         ready, waiting = [], 0
         for item in items:
             expected = parent_set_key(item.document_id, item.version_id, item.route.parent_fingerprint)
@@ -540,8 +538,7 @@ class IngestEngine:
         def parent_rows(batch: list[_Item]) -> dict[str, list[dict[str, Any]]]:
             return self.store.chunk_rows_many([based_on(i) for i in batch])
 
-        children = by_role["child"]
-        stats = self._run_step(plan_key, "child", ready, keys, children, based_on, parent_rows, unrouted)
+        stats = self._run_step(plan_key, "child", ready, keys, based_on, parent_rows, unrouted)
         stats["waiting_for_parents"] = waiting
         return stats
 
@@ -579,14 +576,12 @@ class IngestEngine:
             )
         return sets, failures
 
-    def _run_step(
-        self, plan_key, role, items, keys, members, based_on, parent_rows, unrouted
-    ) -> dict[str, Any]:
+    def _run_step(self, plan_key, role, items, keys, based_on, parent_rows, unrouted) -> dict[str, Any]:
         """Shared reuse logic of the parent and child steps (see the module docstring).
 
-        ``members`` are the plan's current members of ``role``; ``parent_rows(batch)`` reads the
-        stored parents a child batch splits (None for parents).
+        ``parent_rows(batch)`` reads the stored parents a child batch splits (None for parents).
         """
+        members = self.store.members(plan_key, role)  # kept by the session: see IngestStore._cached
         summaries = self.store.set_summaries(keys.values())  # the stored sets
         failed = self.store.failed_keys(role, plan_key)
         stats = {

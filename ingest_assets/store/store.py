@@ -1230,7 +1230,7 @@ class IngestStore:
         key and inserted in one batch."""
         if not rows:
             return
-        update, key_columns = _REPLACE[table]
+        update, delete, key_columns = _REPLACE[table]
         if len(rows) <= _VALUES_ROWS:
             set_columns = [name for name in schema.names if name not in key_columns]
             missing = [
@@ -1240,14 +1240,7 @@ class IngestStore:
             ]
             self._insert(con, table, missing, schema)
             return
-        if table == "plan_members":
-            con.execute(
-                "DELETE FROM plan_members "
-                "WHERE list_contains(?, plan_key || '/' || document_id::VARCHAR || '/' || role)",
-                [[f"{r['plan_key']}/{r['document_id']}/{r['role']}" for r in rows]],
-            )
-        else:
-            con.execute("DELETE FROM sources WHERE list_contains(?, uri)", [[r["uri"] for r in rows]])
+        con.execute(delete, [["/".join(str(row[c]) for c in key_columns) for row in rows]])
         self._insert(con, table, rows, schema)
 
     # ------------------------------------------------------------------ reading
@@ -1381,18 +1374,22 @@ _GRAPH_EDGES = pa.schema(
     ]
 )
 assert tuple(_CHUNKS.names) == _CHUNK_COLUMNS
-# IngestStore._replace: per table, the UPDATE of one row by its key (the other columns in
-# schema order, then the key columns) and the key columns.
-_REPLACE: dict[str, tuple[str, tuple[str, ...]]] = {
+# IngestStore._replace, per table: the UPDATE of one row by its key (the other columns in
+# schema order, then the key columns), the DELETE of the rows whose keys (joined by "/") are in
+# a list, and the key columns.
+_REPLACE: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "plan_members": (
         "UPDATE plan_members SET set_key = ?, version_id = ?, based_on = ?, updated_at = ? "
         "WHERE plan_key = ? AND document_id = ? AND role = ?",
+        "DELETE FROM plan_members "
+        "WHERE list_contains(?, plan_key || '/' || document_id::VARCHAR || '/' || role)",
         ("plan_key", "document_id", "role"),
     ),
     "sources": (
         "UPDATE sources SET path = ?, document_id = ?, shard = ?, content_hash = ?, size = ?, "
         "mtime_ns = ?, deleted = ?, parse_key = ?, version_id = ?, ctime_ns = ?, inode = ?, "
         "hashed_at_ns = ?, updated_at = ? WHERE uri = ?",
+        "DELETE FROM sources WHERE list_contains(?, uri)",
         ("uri",),
     ),
 }

@@ -254,7 +254,7 @@ def test_a_replaced_row_is_updated_in_place_or_inserted_and_never_doubled(tmp_pa
     """A few members or sources are replaced by an update of their key (an insert when there
     was none); more by a delete and an insert. Either way one row per key, the newest."""
     for table, schema in (("plan_members", store_module._MEMBERS), ("sources", store_module._SOURCES)):
-        update, keys = store_module._REPLACE[table]
+        update, _, keys = store_module._REPLACE[table]
         # The update names the schema's columns: the others in order, then the key.
         assert re.findall(r"(\w+) = \?", update) == [n for n in schema.names if n not in keys] + list(keys)
     store = IngestStore(tmp_path / "s.duckdb")
