@@ -21,7 +21,7 @@ import os
 import re
 import stat as stat_module
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, wraps
 from pathlib import Path
@@ -424,20 +424,26 @@ class IngestEngine:
         """
         return self._parse(self.store.sources(set(shards)).values())
 
-    def _parse(self, sources: Iterable[SourceRow]) -> dict[str, Any]:
-        """:meth:`parse` of ``sources`` (as stored)."""
+    def _parse(self, sources: Iterable[SourceRow], scanned: Collection[str] = ()) -> dict[str, Any]:
+        """:meth:`parse` of ``sources``: as stored, except those whose URI is in ``scanned``
+        (rows a scan made and did not write). Those are written with their parse result, in
+        its transaction (one write less per edited file), or first when there is none."""
         salt = parser_versions()
         stats = {"parsed": 0, "unchanged": 0, "failed": 0, "deleted": 0, "kinds": {}}
         pending: list[tuple[SourceRow, str]] = []
+        unparsed: list[SourceRow] = []
         for source in sources:
+            key = f"{source.content_hash}:{salt}"
             if source.deleted:
                 stats["deleted"] += 1
-                continue
-            key = f"{source.content_hash}:{salt}"
-            if not self._needs_parse(source, key):
+            elif not self._needs_parse(source, key):
                 stats["unchanged"] += 1
             else:
                 pending.append((source, key))
+                continue
+            if source.uri in scanned:
+                unparsed.append(source)
+        self.store.write_sources(unparsed)
         batches = (
             (batch, [ParseTask(str(source.path), source.uri, key, self.limits) for source, key in batch])
             for batch in _batches(pending, lambda pair: pair[0].size)
@@ -464,7 +470,7 @@ class IngestEngine:
                         source.uri, source.content_hash, "parse", message[:2000], parse_key=parse_key
                     )
                 )
-            self.store.write_parsed(documents, failures)
+            self.store.write_parsed(documents, failures, [s for s, _ in batch if s.uri in scanned])
             stats["parsed"] += len(documents)
             stats["failed"] += len(failures)
         return stats
@@ -667,10 +673,11 @@ class IngestEngine:
                 stats["parse"] = self.parse(documents)
             else:
                 # The inbox and the store as pending() saw them a moment ago, in this same
-                # session: neither is read twice.
-                stats["scan"] = self._write_scan(diff, documents)
+                # session: neither is read twice, and the scan's rows are written by the parse.
+                stats["scan"] = diff.stats(documents)
                 stored = {**diff.known, **{w.uri: w for w in diff.writes}}
-                stats["parse"] = self._parse(s for s in stored.values() if s.shard in documents)
+                scanned = {w.uri for w in diff.writes}
+                stats["parse"] = self._parse((s for s in stored.values() if s.shard in documents), scanned)
         if todo["chunks"]:
             self.register_plans()
         for plan_key, plan_shards in todo["chunks"].items():

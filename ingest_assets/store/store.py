@@ -22,7 +22,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -711,7 +711,12 @@ class IngestStore:
         """Insert or replace source rows in one transaction (new, changed or deleted files)."""
         if not rows:
             return
-        now = _now()
+        with _writing("documents"), self.transaction() as con:
+            self._write_sources(con, rows, _now())
+
+    def _write_sources(
+        self, con: duckdb.DuckDBPyConnection, rows: Sequence[SourceRow], now: datetime
+    ) -> None:
         batch = [
             {
                 **r.__dict__,
@@ -721,18 +726,42 @@ class IngestStore:
             }
             for r in rows
         ]
-        with _writing("documents"), self.transaction() as con:
-            self._replace(con, "sources", batch, _SOURCES)
+        self._replace(con, "sources", batch, _SOURCES)
 
-    def write_parsed(self, documents: Sequence[DocumentWrite], failures: Sequence[FailureWrite]) -> None:
+    def write_parsed(
+        self,
+        documents: Sequence[DocumentWrite],
+        failures: Sequence[FailureWrite],
+        sources: Sequence[SourceRow] = (),
+    ) -> None:
         """Store parsed documents and parse failures, and point their sources at them, atomically.
 
         A failed source keeps ``version_id`` NULL (it leaves ``current_documents``) and records
-        its parse key, so the same bytes are not parsed again.
+        its parse key, so the same bytes are not parsed again. ``sources`` are rows of these
+        documents' (or failures') files that a scan found and did not write yet: they are
+        written whole, with the parse result, instead of being written first and updated here.
         """
-        if not documents and not failures:
+        if not documents and not failures and not sources:
             return
         now = _now()
+        parsed: dict[str, tuple[UUID | None, str]] = {
+            **{f.source_uri: (None, f.parse_key) for f in failures if f.parse_key is not None},
+            **{d.uri: (d.version_id, d.parse_key) for d in documents},
+        }
+        scanned = [
+            replace(row, version_id=parsed[row.uri][0], parse_key=parsed[row.uri][1])
+            if row.uri in parsed
+            else row
+            for row in sources
+        ]
+        written = {row.uri for row in scanned}
+        # A source that parses now (its file was fixed, or a limit was raised) no longer has a
+        # parse failure to show; usually none had one, and the delete is not needed.
+        uris = {d.uri for d in documents}
+        cleared = sorted(
+            {uri for (stage, _), pairs in self._failures().items() if stage == "parse" for uri, _ in pairs}
+            & uris
+        )
         with _writing("documents", "failures"), self.transaction() as con:
             known = {
                 r[0]
@@ -761,20 +790,21 @@ class IngestStore:
                 _DOCUMENTS,
             )
             self._insert(con, "document_body_parts", _body_parts(fresh), _BODY_PARTS)
+            self._write_sources(con, scanned, now)
             for d in documents:
+                if d.uri in written:
+                    continue
                 con.execute(
                     "UPDATE sources SET version_id = ?, parse_key = ?, updated_at = ? WHERE uri = ?",
                     [str(d.version_id), d.parse_key, now, d.uri],
                 )
-            if documents:
-                # A source that parses now (its file was fixed, or a limit was raised) no longer
-                # has a parse failure to show.
+            if cleared:
                 con.execute(
                     "DELETE FROM failure_log WHERE stage = 'parse' AND list_contains(?, source_uri)",
-                    [[d.uri for d in documents]],
+                    [cleared],
                 )
             for f in failures:
-                if f.parse_key is not None:
+                if f.parse_key is not None and f.source_uri not in written:
                     con.execute(
                         "UPDATE sources SET version_id = NULL, parse_key = ?, updated_at = ? WHERE uri = ?",
                         [f.parse_key, now, f.source_uri],
@@ -806,19 +836,25 @@ class IngestStore:
                 )
 
     def failed_keys(self, stage: str, plan_key: str | None) -> set[tuple[str, str]]:
-        """Return (source_uri, content_hash) pairs already failed at ``stage`` for ``plan_key``
-        (kept for the session: see :meth:`_cached`)."""
+        """Return (source_uri, content_hash) pairs already failed at ``stage`` for ``plan_key``."""
+        return set(self._failures().get((stage, plan_key), ()))
 
-        def read() -> set[tuple[str, str]]:
+    def _failures(self) -> dict[tuple[str, str | None], set[tuple[str, str]]]:
+        """Every recorded failure as (stage, plan_key) -> {(source_uri, content_hash)}, read in
+        one query and kept for the session (see :meth:`_cached`): a run asks per step and plan,
+        and the log is short (one row per failed content). Callers copy what they hand out."""
+
+        def read() -> dict[tuple[str, str | None], set[tuple[str, str]]]:
             with self.connect() as con:
                 rows = con.execute(
-                    "SELECT source_uri, content_hash FROM failure_log "
-                    "WHERE stage = ? AND plan_key IS NOT DISTINCT FROM ?",
-                    [stage, plan_key],
+                    "SELECT stage, plan_key, source_uri, content_hash FROM failure_log"
                 ).fetchall()
-            return {(a, b) for a, b in rows}
+            found: dict[tuple[str, str | None], set[tuple[str, str]]] = {}
+            for stage, plan_key, uri, digest in rows:
+                found.setdefault((stage, plan_key), set()).add((uri, digest))
+            return found
 
-        return set(self._cached(("failures", stage, plan_key), "failures", read))
+        return self._cached(("failures",), "failures", read)
 
     def _cached(self, key: tuple[Any, ...], kind: str, read: Callable[[], Any]) -> Any:
         """``read()``, kept for the rest of the :meth:`session` while this process writes

@@ -31,3 +31,25 @@ def test_reconcile_ingests_then_does_nothing_then_one_edit(pipeline: Pipeline) -
     changed = engine.reconcile()
     assert sum(s["created"] for s in changed["chunk_parents"].values()) == 0
     assert sum(s["created"] for s in changed["chunk_children"].values()) == files
+
+
+def test_reconcile_deletes_and_restores_a_file_without_parsing_it_again(pipeline: Pipeline) -> None:
+    """A scan's rows with nothing to parse (a deleted file; a file back with bytes parsed before)
+    are written too, so the run after each is a no-op."""
+    _engine(pipeline).reconcile()
+    target = pipeline.inbox / "getting-started.md"
+    uri, content = target.as_uri(), target.read_bytes()
+
+    def current() -> list[tuple[object, ...]]:
+        return pipeline.rows("SELECT version_id FROM current_documents WHERE source_uri = ?", uri)
+
+    version = current()
+    assert len(version) == 1
+    target.unlink()
+    gone = _engine(pipeline).reconcile()
+    assert gone["parse"]["deleted"] == 1 and gone["parse"]["parsed"] == 0 and current() == []
+    assert _engine(pipeline).reconcile() == {"pending": {"documents": [], "chunks": {}}}
+    target.write_bytes(content)
+    back = _engine(pipeline).reconcile()
+    assert back["parse"]["parsed"] == 0 and current() == version
+    assert _engine(pipeline).reconcile() == {"pending": {"documents": [], "chunks": {}}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,9 @@ from ingest_assets.store import (
     PREVIEW_ROWS,
     SCHEMA_VERSION,
     ChunkSetWrite,
+    DocumentWrite,
     FailureWrite,
+    GraphSetWrite,
     IngestStore,
     MemberWrite,
     SourceRow,
@@ -132,6 +135,51 @@ def test_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:
         store.write_chunk_sets([chunk_set], [member])
     counts = store.table_counts()
     assert counts["chunk_sets"] == 0 and counts["chunks"] == 0 and counts["plan_members"] == 0
+
+
+def _chunk_set(key: str, chunks: int) -> ChunkSetWrite:
+    doc, version = uuid4(), uuid4()
+    rows = [
+        {"set_key": key, "id": str(uuid4()), "document_id": str(doc), "version_id": str(version),
+         "level": 1, "index": i, "text": f"{key} {i}", "provenance": '{"kind": "text"}',
+         "heading_path": [], "content_kind": "text", "metadata": "{}", "created_at": datetime.now()}
+        for i in range(chunks)
+    ]  # fmt: skip
+    return ChunkSetWrite(key, doc, version, 1, "f" * 16, "", rows=rows)
+
+
+def test_sets_and_documents_stored_already_are_skipped_not_written_twice(tmp_path: Path) -> None:
+    """A write that names a set (or document version) stored meanwhile skips it and its rows:
+    in a batch of a handful (one VALUES list) and in a larger one (one Arrow table)."""
+    store = IngestStore(tmp_path / "s.duckdb")
+    sets = [_chunk_set(f"set-{i}", chunks=i + 1) for i in range(8)]
+    assert store.write_chunk_sets(sets[:1], []) == 1
+    assert store.write_chunk_sets(sets[:3], []) == 2 + 3  # set-0 was stored: its row is not
+    assert store.write_chunk_sets(sets, []) == sum(range(4, 9))
+    assert store.write_chunk_sets(sets, []) == 0
+    counts = store.table_counts()
+    assert counts["chunk_sets"] == 8 and counts["chunks"] == sum(range(1, 9))
+
+    graphs = [
+        GraphSetWrite(f"graph-{i}", s.document_id, s.version_id, s.set_key, s.set_key,
+                      nodes=[{"id": f"n{i}", "label": "Chunk", "properties": "{}"}],
+                      edges=[{"source_id": f"n{i}", "target_id": "d", "type": "NEXT", "properties": "{}"}])
+        for i, s in enumerate(sets)
+    ]  # fmt: skip
+    assert store.write_graph_sets(graphs[:2], []) == 4
+    assert store.write_graph_sets(graphs, []) == 12
+    assert store.write_graph_sets(graphs, []) == 0
+    counts = store.table_counts()
+    assert (counts["graph_sets"], counts["graph_node_rows"], counts["graph_edge_rows"]) == (8, 8, 8)
+
+    documents = [
+        DocumentWrite(f"file:///d{i}", "k", s.document_id, s.version_id, "text", "t", 1, '{"x": 1}')
+        for i, s in enumerate(sets)
+    ]
+    for batch in (documents[:2], documents):
+        store.write_parsed(batch, [])
+    parts = store.query("SELECT count(*), count(DISTINCT (document_id, version_id)) FROM document_body_parts")
+    assert store.table_counts()["documents"] == 8 and parts == [(8, 8)]
 
 
 def test_reuse_keys_separate_what_they_must() -> None:
