@@ -252,7 +252,7 @@ def _now() -> datetime:
 # Writes this process made (by any store object), by what they change: a session's cached
 # read (IngestStore._cached) is good while the count of its kind stands. While a session is
 # open this process holds the file's lock, so no other process can change the file under it.
-_writes = {"documents": 0, "members": 0, "failures": 0, "plans": 0}
+_writes = {"documents": 0, "members": 0, "failures": 0, "plans": 0, "sets": 0}
 _writes_lock = threading.Lock()
 
 
@@ -946,11 +946,14 @@ class IngestStore:
         keys = sorted(set(set_keys))
         if not keys:
             return set()
+        writes = _writes["sets"]
         with self.connect() as con:
             rows = con.execute(
                 f"SELECT set_key FROM {table} WHERE list_contains(?, set_key)", [keys]
             ).fetchall()
-        return {r[0] for r in rows}
+        found = {r[0] for r in rows}
+        self._note_absent(table, keys, found, writes)
+        return found
 
     def members(self, plan_key: str, role: str) -> dict[UUID, tuple[str, str]]:
         """Return ``{document_id: (set_key, based_on)}`` for one plan and role."""
@@ -1145,13 +1148,37 @@ class IngestStore:
         keys = sorted(set(set_keys))
         if not keys:
             return {}
+        writes = _writes["sets"]
         with self.connect() as con:
             rows = con.execute(
                 "SELECT s.set_key, " + _SUMMARY_COLUMNS + " FROM chunk_sets s "
                 "WHERE list_contains(?, s.set_key)",
                 [keys],
             ).fetchall()
-        return {key: SetSummary.stored(*rest) for key, *rest in rows}
+        found = {key: SetSummary.stored(*rest) for key, *rest in rows}
+        self._note_absent("chunk_sets", keys, found, writes)
+        return found
+
+    def _note_absent(self, table: str, asked: Iterable[str], found: Iterable[str], writes: int) -> None:
+        """Keep for the session which of ``asked`` keys ``table`` lacked at a read that began
+        when this process had made ``writes`` set writes (see :meth:`_stored_keys`)."""
+        cache = getattr(self._local, "cache", None)
+        if cache is not None:
+            cache[("absent", table)] = (writes, set(asked) - set(found))
+
+    def _stored_keys(self, con: duckdb.DuckDBPyConnection, table: str, keys: list[str]) -> set[str]:
+        """Which of ``keys`` ``table`` holds, asked inside a write so a set stored meanwhile is
+        skipped. Known without asking when this session read them all as missing and this
+        process wrote no set since (while the session is open, no other process can): the
+        usual write, whose step has just looked its keys up."""
+        if not keys:
+            return set()
+        cache = getattr(self._local, "cache", None)
+        absent = None if cache is None else cache.get(("absent", table))
+        if absent is not None and absent[0] == _writes["sets"] and absent[1].issuperset(keys):
+            return set()
+        rows = con.execute(f"SELECT set_key FROM {table} WHERE list_contains(?, set_key)", [keys]).fetchall()
+        return {r[0] for r in rows}
 
     def write_chunk_sets(self, sets: Sequence[ChunkSetWrite], members: Sequence[MemberWrite]) -> int:
         """Write new chunk sets and point plans at sets, all in one transaction.
@@ -1165,14 +1192,8 @@ class IngestStore:
         if not sets and not members:
             return 0
         now = _now()
-        with self._writing_members(members), self.transaction() as con:
-            present = {
-                r[0]
-                for r in con.execute(
-                    "SELECT set_key FROM chunk_sets WHERE list_contains(?, set_key)",
-                    [[s.set_key for s in sets]],
-                ).fetchall()
-            }
+        with self._writing_members(members), _writing("sets"), self.transaction() as con:
+            present = self._stored_keys(con, "chunk_sets", [s.set_key for s in sets])
             fresh = [s for s in sets if s.set_key not in present]
             self._insert(
                 con,
@@ -1205,14 +1226,8 @@ class IngestStore:
         if not sets and not members:
             return 0
         now = _now()
-        with self._writing_members(members), self.transaction() as con:
-            present = {
-                r[0]
-                for r in con.execute(
-                    "SELECT set_key FROM graph_sets WHERE list_contains(?, set_key)",
-                    [[s.set_key for s in sets]],
-                ).fetchall()
-            }
+        with self._writing_members(members), _writing("sets"), self.transaction() as con:
+            present = self._stored_keys(con, "graph_sets", [s.set_key for s in sets])
             fresh = [s for s in sets if s.set_key not in present]
             self._insert(
                 con,

@@ -182,6 +182,23 @@ def test_sets_and_documents_stored_already_are_skipped_not_written_twice(tmp_pat
     assert store.table_counts()["documents"] == 8 and parts == [(8, 8)]
 
 
+def test_a_set_looked_up_as_missing_and_stored_meanwhile_is_not_written_twice(tmp_path: Path) -> None:
+    """A step looks its keys up, then writes what was missing without asking again, unless a
+    set was written since (here by another store object of the process, inside the session)."""
+    store, other = IngestStore(tmp_path / "s.duckdb"), IngestStore(tmp_path / "s.duckdb")
+    first, second = _chunk_set("first", 2), _chunk_set("second", 3)
+    with store.session():
+        assert store.set_summaries(["first", "second"]) == {}
+        assert other.write_chunk_sets([second], []) == 3
+        assert store.write_chunk_sets([first, second], []) == 2
+        assert store.existing_sets(["g"], table="graph_sets") == set()
+        graph = GraphSetWrite("g", first.document_id, first.version_id, "first", "first")
+        assert other.write_graph_sets([graph], []) == 0
+        store.write_graph_sets([graph], [])
+    counts = store.table_counts()
+    assert (counts["chunk_sets"], counts["chunks"], counts["graph_sets"]) == (2, 5, 1)
+
+
 def test_reuse_keys_separate_what_they_must() -> None:
     doc, v1, v2 = uuid4(), uuid4(), uuid4()
     assert parent_set_key(doc, v1, "a" * 16) == parent_set_key(doc, v1, "a" * 16)
