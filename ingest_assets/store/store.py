@@ -282,6 +282,30 @@ def _compressed(document: DocumentWrite) -> bytes:
     return document.body if isinstance(document.body, bytes) else deflate_body(document.body)
 
 
+# A current_documents row: document_id, version_id, kind, shard, source_uri, content_hash,
+# text_length.
+CurrentRow = tuple[UUID, UUID, str, str, str, str, int]
+
+
+def _current_rows(
+    sources: Sequence[SourceRow], documents: Sequence[DocumentWrite], changed: set[str]
+) -> dict[str, CurrentRow | None] | None:
+    """The ``current_documents`` row (None: none) of each of ``sources`` once they and the
+    ``documents`` parsed from them are written; None when a source in ``changed`` (the URIs
+    the write points elsewhere) is not among them, so its row must be read again."""
+    parsed = {d.uri: d for d in documents}
+    rows: dict[str, CurrentRow | None] = {}
+    for row in sources:
+        if row.deleted or row.version_id is None:
+            rows[row.uri] = None
+        elif row.uri in parsed:
+            d = parsed[row.uri]
+            rows[row.uri] = (
+                row.document_id, row.version_id, d.kind, row.shard, row.uri, row.content_hash, d.text_length
+            )  # fmt: skip
+    return None if changed - rows.keys() else rows
+
+
 def _body_parts(documents: Sequence[DocumentWrite]) -> list[dict[str, Any]]:
     """The ``document_body_parts`` rows of ``documents``: each compressed body in order."""
     rows = []
@@ -755,6 +779,7 @@ class IngestStore:
             for row in sources
         ]
         written = {row.uri for row in scanned}
+        current = _current_rows(scanned, documents, set(parsed))
         # A source that parses now (its file was fixed, or a limit was raised) no longer has a
         # parse failure to show; usually none had one, and the delete is not needed.
         uris = {d.uri for d in documents}
@@ -762,7 +787,7 @@ class IngestStore:
             {uri for (stage, _), pairs in self._failures().items() if stage == "parse" for uri, _ in pairs}
             & uris
         )
-        with _writing("documents", "failures"), self.transaction() as con:
+        with self._writing_documents(current), _writing("failures"), self.transaction() as con:
             known = {
                 r[0]
                 for r in con.execute(
@@ -872,9 +897,7 @@ class IngestStore:
         cache[key] = (writes, value)
         return value
 
-    def current_documents(
-        self, shards: Iterable[str] | None = None
-    ) -> list[tuple[UUID, UUID, str, str, str, str, int]]:
+    def current_documents(self, shards: Iterable[str] | None = None) -> list[CurrentRow]:
         """Return (document_id, version_id, kind, shard, source_uri, content_hash, text_length)
         of current documents (of ``shards``, or all), by source URI.
 
@@ -883,7 +906,7 @@ class IngestStore:
         """
         wanted = None if shards is None else tuple(sorted(set(shards)))
 
-        def read() -> list[tuple[UUID, UUID, str, str, str, str, int]]:
+        def read() -> list[CurrentRow]:
             query = (
                 "SELECT document_id, version_id, kind, shard, source_uri, content_hash, text_length "
                 "FROM current_documents"
@@ -897,6 +920,28 @@ class IngestStore:
             return rows
 
         return list(self._cached(("documents", wanted), "documents", read))
+
+    @contextmanager
+    def _writing_documents(self, current: dict[str, CurrentRow | None] | None) -> Iterator[None]:
+        """Count a write of sources or documents (see :func:`_writing`); once it is committed,
+        apply ``current`` (source URI -> its :meth:`current_documents` row, None for none) to
+        this session's cached rows, unless it is None or another write came in between."""
+        before = _writes["documents"]
+        with _writing("documents"):
+            yield
+        cache = getattr(self._local, "cache", None)
+        if cache is None:
+            return
+        with _writes_lock:
+            for key in [k for k in cache if k[0] == "documents"]:
+                found = cache.pop(key)
+                if current is None or found[0] != before or _writes["documents"] != before + 1:
+                    continue  # read again next time
+                wanted = key[1]
+                rows = [row for row in found[1] if row[4] not in current]
+                rows += [row for row in current.values() if row and (wanted is None or row[3] in wanted)]
+                rows.sort(key=lambda row: row[4])
+                cache[key] = (_writes["documents"], rows)
 
     def document_bodies(
         self, keys: Sequence[tuple[UUID, UUID]], *, compressed: bool = False

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from uuid import uuid4
 
@@ -197,6 +197,40 @@ def test_a_set_looked_up_as_missing_and_stored_meanwhile_is_not_written_twice(tm
         store.write_graph_sets([graph], [])
     counts = store.table_counts()
     assert (counts["chunk_sets"], counts["chunks"], counts["graph_sets"]) == (2, 5, 1)
+
+
+def test_a_parse_brings_the_sessions_current_documents_up_to_date(tmp_path: Path) -> None:
+    """The rows a session keeps after a parse that wrote its scanned sources equal a new read:
+    a changed document, one that now fails, a new one; for every shard and for one."""
+    path = tmp_path / "s.duckdb"
+    store = IngestStore(path)
+    uris = [f"file:///f{i}.md" for i in range(6)]
+    ids = {uri: uuid4() for uri in uris}
+    shard = {uri: f"{i % 2:02d}" for i, uri in enumerate(uris)}
+
+    def source(uri: str, digest: str) -> SourceRow:
+        return SourceRow(uri, uri[7:], ids[uri], shard[uri], digest, 1, 1)
+
+    def parsed(uri: str, text_length: int) -> DocumentWrite:
+        return DocumentWrite(uri, f"{uri}:k", ids[uri], uuid4(), "markdown", "t", text_length, "{}")
+
+    store.write_sources([source(uri, "h1") for uri in uris[:5]])
+    store.write_parsed([parsed(uri, 10) for uri in uris[:5]], [])
+    with store.session():
+        before = {key: store.current_documents(key) for key in (None, ("00",))}
+        assert len(before[None]) == 5
+        edited, broken, new = uris[0], uris[1], uris[5]
+        store.write_parsed(
+            [parsed(edited, 20), parsed(new, 30)],
+            [FailureWrite(broken, "h2", "parse", "bad", parse_key=f"{broken}:k2")],
+            [source(edited, "h2"), source(broken, "h2"), source(new, "h1")],
+        )
+        # Kept, brought up to date (not dropped for a new read)...
+        assert store._local.cache[("documents", None)][0] == store_module._writes["documents"]
+        for key in before:
+            # ...and equal to what a new read of the file gives.
+            assert store.current_documents(key) == IngestStore(path).current_documents(key)
+        assert len(store.current_documents()) == 5
 
 
 def test_reuse_keys_separate_what_they_must() -> None:
