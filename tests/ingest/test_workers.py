@@ -131,12 +131,15 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (not ended, not a zombie). A process may end between any two
+    looks, so each look that finds it gone says so."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+        if not Path("/proc/self/stat").exists():  # no /proc: the signal check is all there is
+            return True
+        return not Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[-1].startswith("Z")
+    except (ProcessLookupError, FileNotFoundError):
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(") ", 1)[-1].startswith("Z"))
 
 
 def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
