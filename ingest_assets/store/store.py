@@ -21,6 +21,7 @@ import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager as ContextManager
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -921,27 +922,46 @@ class IngestStore:
 
         return list(self._cached(("documents", wanted), "documents", read))
 
+    def _writing_documents(self, current: dict[str, CurrentRow | None] | None) -> ContextManager[None]:
+        """Count a write of sources or documents; once it is committed, apply ``current``
+        (source URI -> its :meth:`current_documents` row, None for none) to this session's kept
+        rows (see :meth:`_writing_through`); with ``current`` None they are read again."""
+
+        if current is None:
+            return self._writing_through("documents", lambda key: True, None)
+        changed = current
+
+        def apply(key: tuple[Any, ...], rows: list[CurrentRow]) -> list[CurrentRow]:
+            wanted = key[1]
+            kept = [row for row in rows if row[4] not in changed]
+            kept += [row for row in changed.values() if row and (wanted is None or row[3] in wanted)]
+            return sorted(kept, key=lambda row: row[4])
+
+        return self._writing_through("documents", lambda key: True, apply)
+
     @contextmanager
-    def _writing_documents(self, current: dict[str, CurrentRow | None] | None) -> Iterator[None]:
-        """Count a write of sources or documents (see :func:`_writing`); once it is committed,
-        apply ``current`` (source URI -> its :meth:`current_documents` row, None for none) to
-        this session's cached rows, unless it is None or another write came in between."""
-        before = _writes["documents"]
-        with _writing("documents"):
+    def _writing_through(
+        self,
+        kind: str,
+        applies_to: Callable[[tuple[Any, ...]], bool],
+        apply: Callable[[tuple[Any, ...], Any], Any] | None,
+    ) -> Iterator[None]:
+        """Count a write of ``kind`` (see :func:`_writing`); once it is committed, replace each
+        of this session's kept reads of that kind whose key ``applies_to`` by ``apply(key, value)``
+        (the write applied to it), unless ``apply`` is None or another write of the kind came in
+        between: then the read is dropped and made again when next asked."""
+        before = _writes[kind]
+        with _writing(kind):
             yield
         cache = getattr(self._local, "cache", None)
         if cache is None:
             return
         with _writes_lock:
-            for key in [k for k in cache if k[0] == "documents"]:
+            for key in [k for k in cache if k[0] == kind and applies_to(k)]:
                 found = cache.pop(key)
-                if current is None or found[0] != before or _writes["documents"] != before + 1:
+                if apply is None or found[0] != before or _writes[kind] != before + 1:
                     continue  # read again next time
-                wanted = key[1]
-                rows = [row for row in found[1] if row[4] not in current]
-                rows += [row for row in current.values() if row and (wanted is None or row[3] in wanted)]
-                rows.sort(key=lambda row: row[4])
-                cache[key] = (_writes["documents"], rows)
+                cache[key] = (_writes[kind], apply(key, found[1]))
 
     def document_bodies(
         self, keys: Sequence[tuple[UUID, UUID]], *, compressed: bool = False
@@ -1021,26 +1041,18 @@ class IngestStore:
 
         return {role: dict(m) for role, m in self._cached(("members", plan_key), "members", read).items()}
 
-    @contextmanager
-    def _writing_members(self, members: Sequence[MemberWrite]) -> Iterator[None]:
-        """Count a write of ``members`` (see :func:`_writing`); once it is committed, apply it
-        to this session's cached members too, unless another write came in between."""
-        before = _writes["members"]
-        with _writing("members"):
-            yield
-        cache = getattr(self._local, "cache", None)
-        if cache is None:
-            return
-        with _writes_lock:
-            for plan_key in {m.plan_key for m in members}:
-                found = cache.pop(("members", plan_key), None)
-                if found is None or found[0] != before or _writes["members"] != before + 1:
-                    continue  # read again next time
-                by_role = found[1]
-                for m in members:
-                    if m.plan_key == plan_key:
-                        by_role.setdefault(m.role, {})[m.document_id] = (m.set_key, m.based_on)
-                cache[("members", plan_key)] = (_writes["members"], by_role)
+    def _writing_members(self, members: Sequence[MemberWrite]) -> ContextManager[None]:
+        """Count a write of ``members``; once it is committed, apply it to this session's kept
+        members too (see :meth:`_writing_through`)."""
+        plan_keys = {m.plan_key for m in members}
+
+        def apply(key: tuple[Any, ...], by_role: dict[str, dict[UUID, tuple[str, str]]]) -> Any:
+            for m in members:
+                if m.plan_key == key[1]:
+                    by_role.setdefault(m.role, {})[m.document_id] = (m.set_key, m.based_on)
+            return by_role
+
+        return self._writing_through("members", lambda key: key[1] in plan_keys, apply)
 
     def chunk_rows_many(self, set_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order."""

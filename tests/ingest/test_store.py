@@ -338,6 +338,11 @@ def test_a_session_keeps_its_reads_exact_through_its_own_writes_and_others(pipel
         other.write_chunk_sets([], [MemberWrite(plan_key, doc, "parent", "other", version)])
         assert store.members_by_role(plan_key)["parent"][doc] == ("other", "")
         assert store.members_by_role(plan_key) == fresh_members()
+        # Another's write, then its own: what it kept missed the first, so it reads again.
+        other.write_chunk_sets([], [MemberWrite(plan_key, doc, "child", "other", version)])
+        store.write_chunk_sets([], [MemberWrite(plan_key, doc, "graph", "own", version)])
+        assert store.members_by_role(plan_key)["child"][doc] == ("other", "")
+        assert store.members_by_role(plan_key) == fresh_members()
         failed = store.failed_keys("parent", plan_key)
         other.record_failures([FailureWrite("file:///x", "h", "parent", "boom", plan_key=plan_key)])
         assert store.failed_keys("parent", plan_key) == failed | {("file:///x", "h")}
