@@ -311,9 +311,7 @@ class IngestEngine:
             FileNotFoundError: The inbox folder does not exist.
         """
         shards = set(shards)
-        return self._write_scan(self._scan_diff(shards), shards)
-
-    def _write_scan(self, diff: _ScanDiff, shards: set[str]) -> dict[str, Any]:
+        diff = self._scan_diff(shards)
         self.store.write_sources([w for w in diff.writes if w.shard in shards])
         return diff.stats(shards)
 
