@@ -16,10 +16,13 @@ in order, on its own state:
 
 Systems:
 
-* ``ingest run`` (end to end): the ``ingest run --json`` command in a child process (Python and
-  Dagster start-up included), on its own DuckDB file and DAGSTER_HOME;
-* ``engine``: the incremental engine the assets call (scan, parse, register plans, parents,
-  children, graph) in this process, without Dagster;
+* ``ingest run`` (end to end, the headline: the path users take): the ``ingest run --json``
+  command in a child process (Python and Dagster start-up included), on its own DuckDB file and
+  DAGSTER_HOME; with ``--baseline REV`` also the ``ingest run`` of commit REV (a git worktree
+  of it, run with this environment's packages), so a change is measured before and after in
+  one run;
+* ``engine``: ``IngestEngine.run_pending()``, the same sequence of steps the assets run, in this
+  process without Dagster;
 * ``LangChain index()``: files parsed by our ``parse_file`` (its loader), split by
   ``RecursiveCharacterTextSplitter`` (our counter) and indexed with a ``SQLRecordManager``
   (sqlite in memory) into an ``InMemoryVectorStore`` with ``DeterministicFakeEmbedding``,
@@ -155,12 +158,16 @@ def warm_tokenizers(plans: list[Any]) -> None:
 
 
 class EndToEnd:
+    """``ingest run --json`` in a child process: the path users take (the headline)."""
+
     name = "ingest run (end to end)"
+    code = ROOT  # the checkout whose code runs
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.db = ws.root / "cli.duckdb"
-        self.env = {**os.environ, "DAGSTER_HOME": str(ws.root / "dagster_home")}
+        self.db = ws.root / f"{type(self).__name__}.duckdb"
+        home = ws.root / f"{type(self).__name__}-dagster_home"
+        self.env = {**os.environ, "DAGSTER_HOME": str(home), "PYTHONPATH": str(self.code)}
         Path(self.env["DAGSTER_HOME"]).mkdir(exist_ok=True)
         shutil.copyfile(ROOT / "dagster.yaml", Path(self.env["DAGSTER_HOME"]) / "dagster.yaml")
 
@@ -180,7 +187,9 @@ class EndToEnd:
             "--json",
         ]
         started = start_clock()
-        done = subprocess.run(command, cwd=ROOT, env=self.env, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            command, cwd=self.code, env=self.env, capture_output=True, text=True, check=False
+        )
         wall = time.perf_counter() - started
         if done.returncode:
             raise RuntimeError(f"ingest run failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -195,26 +204,41 @@ class EndToEnd:
         }
 
 
-class Engine:
-    """Every engine step over every shard, in this process (``run`` is what is timed)."""
+class BaselineEndToEnd(EndToEnd):
+    """``ingest run`` of another commit (``--baseline REV``, checked out in a git worktree), on the
+    same corpus in the same run: before and after a change, side by side."""
 
-    name = "engine (no Dagster)"
+    name = "ingest run, baseline"
+    code: Path = ROOT
+
+    def __init__(self, ws: Workspace) -> None:
+        if BaselineEndToEnd.code == ROOT:
+            raise ImportError("no --baseline REV given")
+        super().__init__(ws)
+        self.name = f"ingest run at {BASELINE_REV}"
+
+
+BASELINE_REV = ""
+
+
+def checkout(rev: str, folder: Path) -> Path:
+    """A git worktree of ``rev`` in ``folder`` (its code runs with this environment's packages)."""
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(folder), rev], cwd=ROOT, check=True, capture_output=True
+    )
+    return folder
+
+
+class Engine:
+    """The engine's own driver, ``IngestEngine.run_pending()``, in this process without Dagster:
+    the same sequence of steps the assets run, over the partitions with work."""
+
+    name = "engine run_pending (no Dagster)"
     database = "engine.duckdb"
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.db = ws.root / self.database
-
-    def run(self, engine: Any, plans: list[Any]) -> tuple[dict[str, int], int]:
-        """Run the steps; return sets created per role and documents parsed."""
-        parsed = (engine.scan(), engine.parse())[1]["parsed"]
-        engine.register_plans()
-        created = {"parent": 0, "child": 0, "graph": 0}
-        for plan in plans:
-            created["parent"] += engine.chunk_parents(plan.key)["created"]
-            created["child"] += engine.chunk_children(plan.key)["created"]
-            created["graph"] += engine.build_graph(plan.key)["created"]
-        return created, parsed
 
     def step(self) -> dict[str, Any]:
         from ingest_assets.engine import IngestEngine
@@ -225,40 +249,25 @@ class Engine:
         warm_tokenizers(plans)
         before, rows = _current_ids(self.db), _stored_rows(self.db)
         started = start_clock()
-        engine = IngestEngine(IngestStore(self.db), self.ws.inbox, plans)
-        created, parsed = self.run(engine, plans)
+        report = IngestEngine(IngestStore(self.db), self.ws.inbox, plans).run_pending()
         wall = time.perf_counter() - started
+        created = {
+            role: sum(r.total.created for r in report.chunks.get(step, {}).values())
+            for role, step in (
+                ("parent", "parent_chunks"),
+                ("child", "child_chunks"),
+                ("graph", "graph_nodes"),
+            )
+        }
+        parsed = report.documents["documents"].total.parsed if "documents" in report.documents else 0
         return {
             "seconds": round(wall, 3),
-            "chunker_calls": engine.chunker_calls,
+            "chunker_calls": report.chunker_calls,
             "sets_created": created,
             "parsed": parsed,
             "chunk_rows_written": _stored_rows(self.db) - rows,
             **diff(before, _current_ids(self.db)),
         }
-
-
-class EngineReconcile(Engine):
-    """The engine as ``ingest run`` drives it: ``pending()`` first, then only the steps and
-    shards with work (``IngestEngine.reconcile``), without Dagster."""
-
-    name = "engine reconcile (no Dagster)"
-    database = "engine-reconcile.duckdb"
-
-    def run(self, engine: Any, plans: list[Any]) -> tuple[dict[str, int], int]:
-        stats = engine.reconcile()
-        created = {
-            role: sum(s["created"] for s in stats.get(step, {}).values())
-            for role, step in (
-                ("parent", "chunk_parents"),
-                ("child", "chunk_children"),
-                ("graph", "build_graph"),
-            )
-        }
-        return created, stats.get("parse", {}).get("parsed", 0)
-
-
-# ----------------------------------------------------------------------------- peers
 
 
 def _load_texts(inbox: Path) -> list[tuple[str, str]]:
@@ -365,9 +374,9 @@ class LlamaIndexPipeline:
 
 
 SYSTEMS: dict[str, Callable[[Workspace], Any]] = {
-    "engine": Engine,
-    "engine-reconcile": EngineReconcile,
     "cli": EndToEnd,
+    "cli-baseline": BaselineEndToEnd,
+    "engine": Engine,
     "langchain": LangChainIndex,
     "llamaindex": LlamaIndexPipeline,
 }
@@ -467,7 +476,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--system", action="append", choices=sorted(SYSTEMS), help="repeatable")
     parser.add_argument("--repeat", type=int, help="sequences per system (default 3; 1 with --quick)")
     parser.add_argument("--output", default="incremental.json", help="file name under benchmarks/results")
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run `ingest run` of this commit (cli-baseline)"
+    )
     args = parser.parse_args(argv)
+    global BASELINE_REV
+    worktree = None
+    if args.baseline:
+        worktree = Path(tempfile.mkdtemp(prefix="bench-baseline-")) / "code"
+        BaselineEndToEnd.code = checkout(args.baseline, worktree)
+        BASELINE_REV = args.baseline
     repeats = args.repeat or (1 if args.quick else 3)
     corpus = args.corpus or default_corpus(args.quick)
     report: dict[str, Any] = {
@@ -479,8 +497,13 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": repeats,
         "systems": {},
     }
-    for key in args.system or list(SYSTEMS):
-        report["systems"][key] = run_repeated(key, corpus, repeats)
+    keys = args.system or [k for k in SYSTEMS if k != "cli-baseline" or args.baseline]
+    try:
+        for key in keys:
+            report["systems"][key] = run_repeated(key, corpus, repeats)
+    finally:
+        if worktree is not None:
+            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
     text = render(report)
     print(text)
     if not args.quick or args.output != "incremental.json":

@@ -19,7 +19,7 @@ from chunking.chunkers import (
     chunker_from_settings,
 )
 from chunking.document import Document, Section, Span, Turn, Unit
-from chunking.errors import ChunkingError, IngestError, ParseError, TokenizerError
+from chunking.errors import ChunkingError, IngestError, LimitExceeded, ParseError, TokenizerError
 from chunking.parsers import KINDS, ParseLimits, guess_kind, parse_bytes, parse_file
 from chunking.tokenizers import AVAILABLE_TOKENIZERS, DEFAULT_TOKENIZER, load_tokenizer
 
@@ -34,6 +34,7 @@ __all__ = [
     "ContentKind",
     "Document",
     "IngestError",
+    "LimitExceeded",
     "NodeRecord",
     "PageProvenance",
     "ParentChildChunker",

@@ -46,3 +46,27 @@ class ParseError(IngestError):
         # Pickle by fields (the default would call __init__ with the message alone), so the
         # error can come back from a worker process.
         return (type(self), (self.source, self.reason, self.hint))
+
+
+class LimitExceeded(ParseError):
+    """A source is over one of the parse limits (``chunking.parsers.ParseLimits``).
+
+    Attributes:
+        limit: The limit's field name (``max_bytes``, ``max_pages``, ``max_rows``).
+        allowed: The limit in force.
+        value: What the source measured, in the limit's unit.
+    """
+
+    def __init__(self, source: str, limit: str, allowed: int, value: int, what: str) -> None:
+        self.limit = limit
+        self.allowed = allowed
+        self.value = value
+        self.what = what
+        super().__init__(
+            source,
+            f"{value} {what} is over the limit {limit}={allowed}",
+            f"pass limits=ParseLimits({limit}={value}) or more to parse it",
+        )
+
+    def __reduce__(self) -> tuple[type[LimitExceeded], tuple[str, str, int, int, str]]:  # type: ignore[override]
+        return (type(self), (self.source, self.limit, self.allowed, self.value, self.what))

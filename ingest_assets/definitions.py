@@ -1,5 +1,5 @@
 """The code location: ``dagster dev`` (``[tool.dagster] module_name``) loads ``defs`` from here."""
 
-from ingest_assets.factory import build_definitions
+from ingest_assets.defs import build_definitions
 
 defs = build_definitions()

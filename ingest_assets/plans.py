@@ -19,9 +19,8 @@ partition key of the chunk assets. No Dagster import here.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chunking import ParentChildChunker, chunker_from_settings
 from chunking.ids import settings_hash
+from ingest_assets.settings import Settings
 
 __all__ = [
     "Plan",
@@ -38,6 +38,7 @@ __all__ = [
     "PlansFileConfig",
     "Route",
     "RouteConfig",
+    "cached_plans",
     "default_plans_path",
     "load_plans",
 ]
@@ -124,7 +125,27 @@ class Plan:
 
 def default_plans_path() -> Path:
     """Return ``$INGEST_PLANS``, else ``plans.yaml`` in the working directory."""
-    return Path(os.environ.get("INGEST_PLANS") or "plans.yaml")
+    return Path(Settings.from_env().plans_file)
+
+
+@lru_cache(maxsize=8)
+def _plans_at(path: str, mtime_ns: int, size: int) -> tuple[Plan, ...]:
+    return tuple(load_plans(path))
+
+
+def cached_plans(path: str | Path) -> list[Plan]:
+    """:func:`load_plans`, once per process for each content of the file (keyed by its path,
+    mtime and size): building chunkers loads tokenizers, and every step asks.
+
+    Raises:
+        PlanError: The file is missing or invalid.
+    """
+    path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return load_plans(path)  # raises the PlanError that names the problem
+    return list(_plans_at(str(path), stat.st_mtime_ns, stat.st_size))
 
 
 def _field_errors(error: ValidationError) -> str:

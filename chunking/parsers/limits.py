@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chunking.errors import ParseError
+from chunking.errors import LimitExceeded
 
 __all__ = ["ParseLimits", "check_limit"]
 
@@ -14,8 +14,8 @@ _MIB = 1024 * 1024
 class ParseLimits(BaseModel):
     """Upper bounds a parser enforces before doing expensive work.
 
-    A source over a limit raises :class:`~chunking.errors.ParseError` naming the limit and how to
-    raise it. The defaults admit every file of the shared corpus with a wide margin.
+    A source over a limit raises :class:`~chunking.errors.LimitExceeded` (a ParseError) naming
+    the limit and how to raise it. The defaults admit every file of the shared corpus with a wide margin.
 
     Attributes:
         max_bytes: Largest raw source accepted, in bytes (default 64 MiB).
@@ -41,12 +41,8 @@ def check_limit(source: str, name: str, value: int, limits: ParseLimits, what: s
         what: What ``value`` counts, in words (``"bytes"``, ``"pages"``, ``"rows"``).
 
     Raises:
-        ParseError: ``value`` is over ``getattr(limits, name)``.
+        LimitExceeded: ``value`` is over ``getattr(limits, name)`` (a ParseError).
     """
     limit = getattr(limits, name)
     if value > limit:
-        raise ParseError(
-            source,
-            f"{value} {what} is over the limit {name}={limit}",
-            f"pass limits=ParseLimits({name}={value}) or more to parse it",
-        )
+        raise LimitExceeded(source, name, limit, value, what)

@@ -13,7 +13,7 @@ import yaml
 from dagster import DagsterInstance
 
 from ingest_assets.cli import run_pipeline
-from ingest_assets.resources import _plans_at
+from ingest_assets.plans import _plans_at
 from ingest_assets.store import IngestStore
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"

@@ -13,8 +13,9 @@ import yaml
 from dagster import AssetKey
 
 from ingest_assets.cli import main
-from ingest_assets.factory import build_definitions
+from ingest_assets.defs import build_definitions
 from ingest_assets.plans import PlanError, parse_plans
+from ingest_assets.settings import Settings
 from tests.ingest.conftest import SAMPLE, plan_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +23,7 @@ BIN = Path(sys.executable).parent
 
 
 def test_definitions_hold_the_asset_graph() -> None:
-    defs = build_definitions(plans_file=str(ROOT / "plans.yaml"))
+    defs = build_definitions(Settings(plans_file=str(ROOT / "plans.yaml")))
     graph = defs.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
     assert keys == {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes"}
@@ -67,7 +68,7 @@ def test_bad_plan_fails_the_code_location(tmp_path: Path) -> None:
         yaml.safe_dump({"plans": {"default": {"routes": {"*": {"parent": {"strategy": "section"}}}}}})
     )
     with pytest.raises(PlanError, match="child"):
-        build_definitions(plans_file=str(bad))
+        build_definitions(Settings(plans_file=str(bad)))
 
 
 def test_ingest_cli_runs_on_a_persistent_instance(

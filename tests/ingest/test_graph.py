@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ingest_assets.engine.tasks import stored_chunk
 from ingest_assets.store import IngestStore
-from ingest_assets.tasks import stored_chunk
 from tests.ingest.conftest import Pipeline
 
 

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from chunking import Document
-from ingest_assets import cli, resources
+from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import IngestEngine, shard_of
 from ingest_assets.plans import load_plans
+from ingest_assets.settings import Settings
 from tests.ingest.conftest import Pipeline, plan_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,11 +30,10 @@ def _counts(summary: dict[str, Any]) -> tuple[Any, ...]:
     return (summary["current"], summary["plans"])
 
 
-def test_cli_defaults_are_the_resource_defaults() -> None:
-    assert cli.DEFAULT_DATABASE == resources.DEFAULT_DATABASE
-    assert cli.DEFAULT_INBOX == resources.DEFAULT_INBOX
-    assert resources.DuckDBStore.model_fields["plans_file"].default == cli.DEFAULT_PLANS
-    assert resources.DuckDBStore.model_fields["lock_timeout_seconds"].default == cli.LOCK_TIMEOUT_SECONDS
+def test_the_resource_defaults_are_the_settings_defaults() -> None:
+    """One place holds the defaults: a resource made from default settings is the default resource."""
+    assert DuckDBStore.from_settings(Settings()) == DuckDBStore()
+    assert DuckDBStore.from_settings(Settings.from_env({})) == DuckDBStore()
 
 
 def test_noop_run_launches_no_run_and_reports_everything_reused(pipeline: Pipeline) -> None:
@@ -58,7 +58,7 @@ def test_engine_pending_is_empty_after_a_run_and_writes_nothing(pipeline: Pipeli
     before = pipeline.snapshot()
     engine = IngestEngine(pipeline.store, pipeline.inbox, load_plans(pipeline.plans_file))
     todo = engine.pending()
-    assert todo["documents"] == [] and todo["chunks"] == {}
+    assert todo.documents == [] and todo.chunks == {} and todo.empty
     assert pipeline.snapshot() == before
 
 

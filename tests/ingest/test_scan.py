@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest_assets import engine as engine_module
 from ingest_assets.engine import IngestEngine
+from ingest_assets.engine import scan as engine_module
 from ingest_assets.store import IngestStore
 
 
@@ -63,13 +63,13 @@ def test_settled_unchanged_files_are_not_read_again(tmp_path: Path, hashes: list
     inbox = _inbox(tmp_path)
     _settle()
     engine = _engine(tmp_path, inbox)
-    assert engine.scan()["new"] == 3 and len(hashes) == 3
+    assert engine.scan().total.new == 3 and len(hashes) == 3
     before = _updated(tmp_path)
     hashes.clear()
-    again = engine.scan()
-    assert again["unchanged"] == 3 and hashes == []
+    again = engine.scan().total
+    assert again.unchanged == 3 and hashes == []
     assert _updated(tmp_path) == before
-    assert engine.pending()["documents"] and hashes == []  # never parsed yet: parse work only
+    assert engine.pending().documents and hashes == []  # never parsed yet: parse work only
 
 
 def test_same_size_edit_with_mtime_put_back_is_found(tmp_path: Path, hashes: list[Path]) -> None:
@@ -84,8 +84,8 @@ def test_same_size_edit_with_mtime_put_back_is_found(tmp_path: Path, hashes: lis
     os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as rsync -t or tar would
     assert target.stat().st_size == stat.st_size and target.stat().st_mtime_ns == stat.st_mtime_ns
     hashes.clear()
-    stats = engine.scan()
-    assert stats["changed"] == 1 and stats["unchanged"] == 2 and hashes == [target]
+    stats = engine.scan().total
+    assert stats.changed == 1 and stats.unchanged == 2 and hashes == [target]
 
 
 def test_a_file_hashed_as_it_changed_is_read_every_time(
@@ -102,7 +102,7 @@ def test_a_file_hashed_as_it_changed_is_read_every_time(
     before = _updated(tmp_path)
     for _ in range(2):
         hashes.clear()
-        assert engine.scan()["unchanged"] == 1 and hashes == [target]
+        assert engine.scan().total.unchanged == 1 and hashes == [target]
     assert _updated(tmp_path) == before  # re-reading it writes nothing
 
 
@@ -115,5 +115,5 @@ def test_touched_file_is_hashed_and_nothing_is_written(tmp_path: Path, hashes: l
     target = inbox / "note-2.md"
     os.utime(target)  # new mtime and ctime, same bytes
     hashes.clear()
-    assert engine.scan()["unchanged"] == 3 and hashes == [target]
+    assert engine.scan().total.unchanged == 3 and hashes == [target]
     assert _updated(tmp_path) == before

@@ -9,8 +9,9 @@ from pathlib import Path
 import yaml
 from dagster import DagsterInstance, build_sensor_context
 
-from ingest_assets.resources import DuckDBStore, _plans_at
-from ingest_assets.sensors import inbox_sensor, plan_sensor, shard_digests
+from ingest_assets.defs.resources import DuckDBStore
+from ingest_assets.defs.sensors import inbox_sensor, plan_sensor, shard_digests
+from ingest_assets.plans import _plans_at
 from tests.ingest.conftest import SAMPLE, plan_spec
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from datetime import datetime
@@ -26,9 +25,20 @@ from ingest_assets.store import (
     SourceRow,
     StoreError,
     host,
+    summarize,
 )
-from ingest_assets.store import store as store_module
 from tests.ingest.conftest import Pipeline
+
+
+def _chunk_sizes(store: IngestStore, set_keys: list[str]) -> list[tuple[int | None, str, int, str]]:
+    """(token_count, source_uri, index, first 60 characters) of every chunk of the sets: a scan
+    of the chunks themselves, to compare with what the sets' own rows sum up."""
+    return store.query(
+        'SELECT c.token_count, d.source_uri, c."index", left(c.text, 60) FROM chunks c '
+        "JOIN documents d ON d.document_id = c.document_id AND d.version_id = c.version_id "
+        'WHERE list_contains(?, c.set_key) ORDER BY d.source_uri, c."index"',
+        [set_keys],
+    )
 
 
 def test_new_store_records_its_schema_version(tmp_path: Path) -> None:
@@ -183,8 +193,8 @@ def test_sets_and_documents_stored_already_are_skipped_not_written_twice(tmp_pat
 
 
 def test_a_set_looked_up_as_missing_and_stored_meanwhile_is_not_written_twice(tmp_path: Path) -> None:
-    """A step looks its keys up, then writes what was missing without asking again, unless a
-    set was written since (here by another store object of the process, inside the session)."""
+    """A step looks its keys up, then writes what was missing; a set written in between (here by
+    another store object of the process, inside the session) is not written twice."""
     store, other = IngestStore(tmp_path / "s.duckdb"), IngestStore(tmp_path / "s.duckdb")
     first, second = _chunk_set("first", 2), _chunk_set("second", 3)
     with store.session():
@@ -199,9 +209,9 @@ def test_a_set_looked_up_as_missing_and_stored_meanwhile_is_not_written_twice(tm
     assert (counts["chunk_sets"], counts["chunks"], counts["graph_sets"]) == (2, 5, 1)
 
 
-def test_a_parse_brings_the_sessions_current_documents_up_to_date(tmp_path: Path) -> None:
-    """The rows a session keeps after a parse that wrote its scanned sources equal a new read:
-    a changed document, one that now fails, a new one; for every shard and for one."""
+def test_a_parse_points_current_documents_at_the_new_versions(tmp_path: Path) -> None:
+    """After a parse that changes, fails and adds documents, ``current_documents`` (in the
+    session that wrote and in a fresh store, for every shard and for one) shows exactly that."""
     path = tmp_path / "s.duckdb"
     store = IngestStore(path)
     uris = [f"file:///f{i}.md" for i in range(6)]
@@ -217,20 +227,18 @@ def test_a_parse_brings_the_sessions_current_documents_up_to_date(tmp_path: Path
     store.write_sources([source(uri, "h1") for uri in uris[:5]])
     store.write_parsed([parsed(uri, 10) for uri in uris[:5]], [])
     with store.session():
-        before = {key: store.current_documents(key) for key in (None, ("00",))}
-        assert len(before[None]) == 5
+        assert len(store.current_documents()) == 5
         edited, broken, new = uris[0], uris[1], uris[5]
+        store.write_sources([source(edited, "h2"), source(broken, "h2"), source(new, "h1")])
         store.write_parsed(
             [parsed(edited, 20), parsed(new, 30)],
             [FailureWrite(broken, "h2", "parse", "bad", parse_key=f"{broken}:k2")],
-            [source(edited, "h2"), source(broken, "h2"), source(new, "h1")],
         )
-        # Kept, brought up to date (not dropped for a new read)...
-        assert store._local.cache[("documents", None)][0] == store_module._writes["documents"]
-        for key in before:
-            # ...and equal to what a new read of the file gives.
+        for key in (None, ("00",)):
             assert store.current_documents(key) == IngestStore(path).current_documents(key)
-        assert len(store.current_documents()) == 5
+        current = {row.source_uri: row for row in store.current_documents()}
+        assert sorted(current) == sorted(set(uris) - {broken})
+        assert (current[edited].text_length, current[new].text_length) == (20, 30)
 
 
 def test_reuse_keys_separate_what_they_must() -> None:
@@ -244,17 +252,25 @@ def test_reuse_keys_separate_what_they_must() -> None:
 def test_step_stats_from_set_columns_equal_stats_over_the_chunks(pipeline: Pipeline) -> None:
     """Token stats and the preview come from per-set columns; they must equal what a scan of
     every chunk of the sets gives."""
-    IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file))).reconcile()
+    IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file))).run_pending()
     store = IngestStore(pipeline.db)
     for level in (0, 1):
         keys = [k for (k,) in store.query("SELECT set_key FROM chunk_sets WHERE level = ?", [level])]
-        stats = store.chunk_size_stats(keys)
-        every = store.chunk_sizes(keys)
+        uris = dict(
+            store.query(
+                "SELECT s.set_key, d.source_uri FROM chunk_sets s "
+                "JOIN documents d USING (document_id, version_id) "
+                "WHERE list_contains(?, s.set_key)",
+                [keys],
+            )
+        )
+        stats = summarize({key: (uris[key], summary) for key, summary in store.set_summaries(keys).items()})
+        every = _chunk_sizes(store, keys)
         counts = [tokens for tokens, *_ in every if tokens is not None]
-        assert stats["chunks"] == len(every) and len(counts) > PREVIEW_ROWS
-        assert (stats["tokens_min"], stats["tokens_max"]) == (min(counts), max(counts))
-        assert stats["tokens_mean"] == round(sum(counts) / len(counts), 1)
-        assert stats["preview"] == every[:PREVIEW_ROWS]
+        assert stats.chunks == len(every) and len(counts) > PREVIEW_ROWS
+        assert (stats.tokens_min, stats.tokens_max) == (min(counts), max(counts))
+        assert stats.tokens_mean == round(sum(counts) / len(counts), 1)
+        assert [(p.tokens, p.source_uri, p.index, p.text) for p in stats.preview] == every[:PREVIEW_ROWS]
 
 
 def _step_sets(store: IngestStore, plan_key: str, role: str, shards: list[str]) -> list[str]:
@@ -277,35 +293,31 @@ def test_step_token_stats_equal_the_stored_sets_stats(pipeline: Pipeline) -> Non
     for run in ("first", "edit"):
         if run == "edit":
             edited.write_text(edited.read_text() + "\n\nOne more paragraph.\n")
-        stats = IngestEngine(IngestStore(pipeline.db), pipeline.inbox, plans).reconcile()
+        report = IngestEngine(IngestStore(pipeline.db), pipeline.inbox, plans).run_pending()
         store = IngestStore(pipeline.db)
-        for step, role in (("chunk_parents", "parent"), ("chunk_children", "child")):
-            assert stats[step], run
-            for plan_key, made in stats[step].items():
-                keys = _step_sets(store, plan_key, role, stats["pending"]["chunks"][plan_key])
-                every = store.chunk_sizes(keys)  # a scan of every chunk of the sets
+        for step, role in (("parent_chunks", "parent"), ("child_chunks", "child")):
+            assert report.chunks[step], run
+            for plan_key, results in report.chunks[step].items():
+                made = results.total.sizes
+                keys = _step_sets(store, plan_key, role, report.pending.chunks[plan_key])
+                every = _chunk_sizes(store, keys)  # a scan of every chunk of the sets
                 counts = [tokens for tokens, *_ in every if tokens is not None]
-                assert made["chunks"] == len(every) > 0, (run, step)
-                assert (made["tokens_min"], made["tokens_max"]) == (min(counts), max(counts))
-                assert made["tokens_mean"] == round(sum(counts) / len(counts), 1)
+                assert made.chunks == len(every) > 0, (run, step)
+                assert (made.tokens_min, made.tokens_max) == (min(counts), max(counts))
+                assert made.tokens_mean == round(sum(counts) / len(counts), 1)
                 preview = every[:PREVIEW_ROWS]
-                assert [(p["tokens"], p["index"], p["text"]) for p in made["preview"]] == [
-                    (tokens, index, text) for tokens, _, index, text in preview
-                ]
-                assert [p["document"] for p in made["preview"]] == [uri[-40:] for _, uri, *_ in preview]
+                assert [(p.tokens, p.source_uri, p.index, p.text) for p in made.preview] == preview
 
 
 def test_what_a_store_wrote_it_hands_on_as_the_file_holds_it(pipeline: Pipeline) -> None:
     """A store hands the next step the bodies and chunk rows it has just written without reading
     them back: what it hands must be what a fresh store reads from the file."""
     store = IngestStore(pipeline.db)
-    IngestEngine(store, pipeline.inbox, load_plans(str(pipeline.plans_file))).reconcile()
+    IngestEngine(store, pipeline.inbox, load_plans(str(pipeline.plans_file))).run_pending()
     fresh = IngestStore(pipeline.db)
     keys = [key for (key,) in fresh.query("SELECT set_key FROM chunk_sets")]
     versions = fresh.query("SELECT document_id, version_id FROM documents")
-    # The sample fits: every set and body is handed on, none read back.
-    assert all(store._recent.get(("set", key)) is not None for key in keys) and keys
-    assert all(store._recent.get(("body", str(d), str(v))) is not None for d, v in versions) and versions
+    assert keys and versions
     assert store.chunk_rows_many(keys) == fresh.chunk_rows_many(keys)
     assert store.graph_rows(keys) == fresh.graph_rows(keys)
     for compressed in (False, True):
@@ -314,53 +326,54 @@ def test_what_a_store_wrote_it_hands_on_as_the_file_holds_it(pipeline: Pipeline)
         )
 
 
-def test_a_session_keeps_its_reads_exact_through_its_own_writes_and_others(pipeline: Pipeline) -> None:
-    """Within a session the store keeps members, failures, plans and current documents it has read,
-    brings its members up to date with its own writes, and reads again after a write by any
-    other store object of the process: every answer equals a fresh store's."""
-    IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file))).reconcile()
+def test_a_write_through_any_public_method_is_seen_by_the_next_read(pipeline: Pipeline) -> None:
+    """Inside a session, every read after a write (through a write method, through
+    ``transaction()``, or by another store object) equals what a fresh store reads."""
+    IngestEngine(IngestStore(pipeline.db), pipeline.inbox, load_plans(str(pipeline.plans_file))).run_pending()
     plan_key = next(iter(load_plans(str(pipeline.plans_file)))).key
     store, other = IngestStore(pipeline.db), IngestStore(pipeline.db)
 
-    def fresh_members() -> dict[str, dict[object, tuple[str, str]]]:
-        return IngestStore(pipeline.db).members_by_role(plan_key)
+    def fresh() -> IngestStore:
+        return IngestStore(pipeline.db)
 
     with store.session():
         members = store.members_by_role(plan_key)
         doc = next(iter(members["parent"]))
-        version = store.current_documents()[0][1]
-        assert store.members(plan_key, "parent") == members["parent"] and members == fresh_members()
-        # Its own write: applied to what it keeps.
+        version = store.current_documents()[0].version_id
+        assert store.members(plan_key, "parent") == members["parent"]
+        assert members == fresh().members_by_role(plan_key)
+        # Its own write method.
         store.write_chunk_sets([], [MemberWrite(plan_key, doc, "parent", "own", version, "x")])
         assert store.members_by_role(plan_key)["parent"][doc] == ("own", "x")
-        assert store.members_by_role(plan_key) == fresh_members()
-        # Another store object's write: read again.
+        assert store.members_by_role(plan_key) == fresh().members_by_role(plan_key)
+        # Another store object's write.
         other.write_chunk_sets([], [MemberWrite(plan_key, doc, "parent", "other", version)])
-        assert store.members_by_role(plan_key)["parent"][doc] == ("other", "")
-        assert store.members_by_role(plan_key) == fresh_members()
-        # Another's write, then its own: what it kept missed the first, so it reads again.
-        other.write_chunk_sets([], [MemberWrite(plan_key, doc, "child", "other", version)])
-        store.write_chunk_sets([], [MemberWrite(plan_key, doc, "graph", "own", version)])
-        assert store.members_by_role(plan_key)["child"][doc] == ("other", "")
-        assert store.members_by_role(plan_key) == fresh_members()
+        assert store.members(plan_key, "parent")[doc] == ("other", "")
+        # An UPDATE through the public transaction().
+        with store.transaction() as con:
+            con.execute(
+                "UPDATE plan_members SET set_key = 'raw' WHERE document_id = ? AND role = 'parent'", [doc]
+            )
+        assert store.members(plan_key, "parent")[doc] == ("raw", "")
+        assert store.members_by_role(plan_key) == fresh().members_by_role(plan_key)
+        # Failures, plans and current documents likewise.
         failed = store.failed_keys("parent", plan_key)
         other.record_failures([FailureWrite("file:///x", "h", "parent", "boom", plan_key=plan_key)])
         assert store.failed_keys("parent", plan_key) == failed | {("file:///x", "h")}
         live = store.live_plans()
         other.sync_plans([])  # retires every plan
-        assert live and store.live_plans() == []
-        # What it hands out is a copy: changing it changes nothing kept.
+        assert live and store.live_plans() == [] == fresh().live_plans()
+        with store.transaction() as con:
+            con.execute("UPDATE sources SET deleted = TRUE WHERE uri = (SELECT min(uri) FROM sources)")
+        assert store.current_documents() == fresh().current_documents()
+        # What it hands out is the caller's: changing it changes no later answer.
         store.members_by_role(plan_key)["parent"].clear()
-        assert store.members_by_role(plan_key) == fresh_members()
+        assert store.members_by_role(plan_key) == fresh().members_by_role(plan_key)
 
 
 def test_a_replaced_row_is_updated_in_place_or_inserted_and_never_doubled(tmp_path: Path) -> None:
     """A few members or sources are replaced by an update of their key (an insert when there
     was none); more by a delete and an insert. Either way one row per key, the newest."""
-    for table, schema in (("plan_members", store_module._MEMBERS), ("sources", store_module._SOURCES)):
-        update, _, keys = store_module._REPLACE[table]
-        # The update names the schema's columns: the others in order, then the key.
-        assert re.findall(r"(\w+) = \?", update) == [n for n in schema.names if n not in keys] + list(keys)
     store = IngestStore(tmp_path / "s.duckdb")
     version = uuid4()
     for count in (2, 9):  # through updates, then through a delete and an insert

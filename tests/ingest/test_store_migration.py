@@ -11,7 +11,7 @@ import duckdb
 from ingest_assets.engine import IngestEngine
 from ingest_assets.plans import load_plans
 from ingest_assets.store import SCHEMA_VERSION, IngestStore
-from ingest_assets.store.store import BODY_PART_BYTES
+from ingest_assets.store.writes import BODY_PART_BYTES
 from tests.ingest.conftest import Pipeline
 from tests.old_schemas import downgrade_to_schema_3, downgrade_to_schema_4
 
@@ -34,12 +34,13 @@ def _token_stats(store: IngestStore) -> dict[str, tuple[Any, ...]]:
 def _assert_nothing_is_redone(pipeline: Pipeline) -> None:
     engine = _engine(pipeline)
     before = pipeline.snapshot()
-    assert engine.reconcile() == {"pending": {"documents": [], "chunks": {}}}
-    assert engine.chunker_calls == 0 and pipeline.snapshot() == before
+    report = engine.run_pending()
+    assert report.pending.empty and not report.documents and not report.chunks
+    assert report.chunker_calls == 0 and pipeline.snapshot() == before
 
 
 def test_schema_3_store_is_migrated_and_nothing_is_redone(pipeline: Pipeline) -> None:
-    _engine(pipeline).reconcile()
+    _engine(pipeline).run_pending()
     store = IngestStore(pipeline.db)
     keys = store.query("SELECT document_id, version_id FROM documents")
     bodies = store.document_bodies(keys, compressed=True)
@@ -59,7 +60,7 @@ def test_schema_3_store_is_migrated_and_nothing_is_redone(pipeline: Pipeline) ->
 
 
 def test_schema_4_store_gets_the_previews_new_sets_are_written_with(pipeline: Pipeline) -> None:
-    _engine(pipeline).reconcile()
+    _engine(pipeline).run_pending()
     stats = _token_stats(IngestStore(pipeline.db))
     assert all(preview for count, *_, preview in stats.values() if count)
     with duckdb.connect(str(pipeline.db)) as con:

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from ingest_assets import workers
-from ingest_assets.engine import IngestEngine
+from ingest_assets.engine import IngestEngine, workers
 from ingest_assets.plans import load_plans
 from ingest_assets.store import IngestStore
 from tests.ingest.conftest import SAMPLE
@@ -41,7 +40,7 @@ def _ingest(root: Path, database: str) -> list[tuple[Any, ...]]:
     plans_file = root / "plans.yaml"
     plans_file.write_text(PLANS)
     store = IngestStore(root / database)
-    IngestEngine(store, inbox, load_plans(plans_file)).reconcile()
+    IngestEngine(store, inbox, load_plans(plans_file)).run_pending()
     chunks = store.query(
         'SELECT id, set_key, "index", text, token_count, provenance::VARCHAR FROM chunks ORDER BY id'
     )
@@ -104,8 +103,8 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
         textwrap.dedent(
             f"""
             import os
-            from ingest_assets import workers
-            from ingest_assets.tasks import ParseTask, parse_source
+            from ingest_assets.engine import workers
+            from ingest_assets.engine.tasks import ParseTask, parse_source
             from chunking.parsers import ParseLimits
 
             with open({str(marker)!r}, "a") as handle:
@@ -149,7 +148,7 @@ def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
         textwrap.dedent(
             """
             import os, sys, time
-            from ingest_assets import workers
+            from ingest_assets.engine import workers
             workers.PARALLEL_MIN_BYTES = 0
             batches = [("warm", [0, 0])]
             list(workers.run_batches(abs, batches, 1 << 30))

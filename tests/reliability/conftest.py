@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ingest_assets.resources import _plans_at
+from ingest_assets.plans import _plans_at
 from ingest_assets.store import IngestStore, invariants
 from tests.ingest.conftest import SAMPLE, plan_spec
 

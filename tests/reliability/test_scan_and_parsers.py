@@ -31,8 +31,8 @@ def test_scan_skips_links_inside_and_outside_and_special_files(tmp_path: Path) -
     os.mkfifo(inbox / "fifo.md")
     plans = load_plans(write_plans(tmp_path / "p.yaml"))
     engine = IngestEngine(IngestStore(tmp_path / "i.duckdb"), inbox, plans)
-    stats = engine.scan()
-    assert stats["files"] == 1 and stats["new"] == 1 and stats["skipped"] == 5
+    stats = engine.scan().total
+    assert stats.files == 1 and stats.new == 1 and stats.skipped == 5
     assert engine.store.query("SELECT uri FROM sources") == [((inbox / "good.md").as_uri(),)]
 
 
@@ -42,7 +42,7 @@ def test_scan_through_a_linked_inbox_keeps_files_inside_it(tmp_path: Path) -> No
     (real / "a.md").write_text(CLEAN_TEXT)
     (tmp_path / "alias").symlink_to(real, target_is_directory=True)
     engine = IngestEngine(IngestStore(tmp_path / "i.duckdb"), tmp_path / "alias", [])
-    assert engine.scan()["files"] == 1  # the inbox itself may be a link; its files are read
+    assert engine.scan().total.files == 1  # the inbox itself may be a link; its files are read
 
 
 def test_damaged_pdf_page_is_a_parse_error_not_a_crash(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from ingest_assets.store import IngestStore, StoreError
-from ingest_assets.store import store as store_module
+from ingest_assets.store import schema as store_module
 from tests.old_schemas import downgrade_to_schema_3
 from tests.reliability.conftest import cli_in_process, copy_sample, write_plans
 

@@ -9,7 +9,6 @@ over all shards of each new plan key.
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from dagster import (
@@ -22,11 +21,12 @@ from dagster import (
 )
 
 from chunking import Document
+from ingest_assets.defs.jobs import chunks_job, documents_job
+from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
+from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import SHARDS, shard_of
-from ingest_assets.jobs import chunks_job, documents_job
-from ingest_assets.partitions import PLAN_DIMENSION, plan_partitions
+from ingest_assets.inbox import walk_inbox
 from ingest_assets.plans import PlanError
-from ingest_assets.resources import DuckDBStore
 
 __all__ = ["inbox_sensor", "plan_sensor", "range_tags"]
 
@@ -40,17 +40,16 @@ def range_tags(start: str, end: str) -> dict[str, str]:
 
 
 def shard_digests(inbox: str | Path) -> dict[str, str]:
-    """Return a digest per shard of the inbox listing (path, size, mtime); missing inbox: none."""
+    """Return a digest per shard of the inbox listing (path, size, mtime), from the same walk as
+    the scan (links and special files skipped).
+
+    Raises:
+        FileNotFoundError: The inbox is not a folder.
+    """
     hashes = {shard: hashlib.sha256() for shard in SHARDS}
-    for root, dirs, files in os.walk(inbox):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.startswith("."):
-                continue
-            path = Path(root, name).resolve()
-            stat = path.stat()
-            shard = shard_of(Document.node_id_for(path.as_uri()))
-            hashes[shard].update(f"{path}\x1f{stat.st_size}\x1f{stat.st_mtime_ns}\n".encode())
+    for found in walk_inbox(inbox).files:
+        shard = shard_of(Document.node_id_for(found.uri))
+        hashes[shard].update(f"{found.path}\x1f{found.stat.st_size}\x1f{found.stat.st_mtime_ns}\n".encode())
     return {shard: digest.hexdigest()[:16] for shard, digest in hashes.items()}
 
 

@@ -12,7 +12,7 @@ amounts of work run inline: starting workers costs more than it saves below
 :data:`PARALLEL_MIN_BYTES`.
 
 ``INGEST_WORKERS`` sets the number of processes; ``1`` (or ``0``) runs everything inline. The
-default is the number of CPUs this process may use, at most :data:`MAX_DEFAULT_WORKERS`.
+default is the number of CPUs this process may use, at most 4 (see ``ingest_assets.settings``).
 """
 
 from __future__ import annotations
@@ -33,10 +33,11 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import TypeVar
 
+from ingest_assets.settings import Settings
+
 __all__ = ["PARALLEL_MIN_BYTES", "WORKERS_ENV", "run_batches", "worker_count"]
 
 WORKERS_ENV = "INGEST_WORKERS"
-MAX_DEFAULT_WORKERS = 4
 # Below this much input (bytes of source or text) a batch runs inline: a worker round trip and,
 # on first use, starting the pool (about half a second) cost more than the work.
 PARALLEL_MIN_BYTES = 2 * 1024 * 1024
@@ -56,17 +57,7 @@ def worker_count() -> int:
     Raises:
         ValueError: ``INGEST_WORKERS`` is not a whole number.
     """
-    value = os.environ.get(WORKERS_ENV, "").strip()
-    if value:
-        try:
-            return max(1, int(value))
-        except ValueError:
-            raise ValueError(f"{WORKERS_ENV}={value!r} is not a whole number of processes") from None
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        usable = os.cpu_count() or 1
-    return max(1, min(usable, MAX_DEFAULT_WORKERS))
+    return Settings.from_env().worker_count()
 
 
 def run_batches(
@@ -164,7 +155,7 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
                 _pool.shutdown(wait=False, cancel_futures=True)
             context = multiprocessing.get_context("forkserver")
             # Workers fork from a server that has imported the libraries once.
-            context.set_forkserver_preload(["ingest_assets.tasks"])
+            context.set_forkserver_preload(["ingest_assets.engine.tasks"])
             _pool = ProcessPoolExecutor(
                 max_workers=workers,
                 mp_context=context,

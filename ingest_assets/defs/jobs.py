@@ -2,7 +2,7 @@
 
 from dagster import AssetSelection, define_asset_job
 
-from ingest_assets.assets import child_chunks, documents, graph_nodes, parent_chunks, sources
+from ingest_assets.defs.assets import child_chunks, documents, graph_nodes, parent_chunks, sources
 
 __all__ = ["chunks_job", "documents_job"]
 

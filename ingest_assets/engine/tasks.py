@@ -2,7 +2,7 @@
 
 Each task is a module-level function of picklable arguments that returns its result or its
 error as a value (never raises for bad input), so it runs the same inline or in a worker (see
-:mod:`ingest_assets.workers`). Nothing here touches the store.
+:mod:`ingest_assets.engine.workers`). Nothing here touches the store.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetKey, multi_asset_check
 
-from ingest_assets.assets import child_chunks, graph_nodes, parent_chunks
-from ingest_assets.resources import DuckDBStore
+from ingest_assets.defs.assets import child_chunks, graph_nodes, parent_chunks
+from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.store import IngestStore, invariants
 
 __all__ = ["CHECKS", "RULES"]

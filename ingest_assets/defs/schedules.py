@@ -6,9 +6,9 @@ eager automation condition, and the no-op path writes nothing.
 
 from dagster import DefaultScheduleStatus, RunRequest, ScheduleEvaluationContext, schedule
 
+from ingest_assets.defs.jobs import documents_job
+from ingest_assets.defs.sensors import range_tags
 from ingest_assets.engine import SHARDS
-from ingest_assets.jobs import documents_job
-from ingest_assets.sensors import range_tags
 
 __all__ = ["reconcile_schedule"]
 

@@ -1,0 +1,58 @@
+"""The Dagster side of the project: the only package here that imports dagster.
+
+============  ==============================================================
+module        job
+============  ==============================================================
+``assets``    the five assets, one engine step each
+``checks``    asset checks over what the store's views show
+``sensors``   the inbox and plan sensors
+``schedules`` the periodic reconcile
+``jobs``      one job per partitions definition
+``partitions``  shards; plan keys x shards
+``resources`` the store as a resource (one store object per run)
+``metadata``  step results as metadata, and back
+``launch``    how ``ingest run`` executes the jobs in its own process
+``private``   the private Dagster APIs used, each with why
+============  ==============================================================
+"""
+
+from __future__ import annotations
+
+from dagster import Definitions
+
+from ingest_assets.defs import assets
+from ingest_assets.defs.checks import CHECKS
+from ingest_assets.defs.jobs import chunks_job, documents_job
+from ingest_assets.defs.resources import DuckDBStore
+from ingest_assets.defs.schedules import reconcile_schedule
+from ingest_assets.defs.sensors import inbox_sensor, plan_sensor
+from ingest_assets.settings import Settings
+
+__all__ = ["build_definitions"]
+
+
+def build_definitions(settings: Settings | None = None) -> Definitions:
+    """Return the code location's definitions over one store, inbox and plans file.
+
+    The plans file is validated here, so a bad plan fails the code location at load with a
+    message naming the plan, the route and the field.
+
+    Raises:
+        PlanError: The plans file is missing or invalid.
+    """
+    store = DuckDBStore.from_settings(settings or Settings.from_env())
+    store.plans()
+    return Definitions(
+        assets=[
+            assets.sources,
+            assets.documents,
+            assets.parent_chunks,
+            assets.child_chunks,
+            assets.graph_nodes,
+        ],
+        asset_checks=CHECKS,
+        jobs=[documents_job, chunks_job],
+        sensors=[inbox_sensor, plan_sensor],
+        schedules=[reconcile_schedule],
+        resources={"store": store},
+    )

@@ -1,0 +1,120 @@
+"""How ``ingest run`` executes the jobs the UI launches, in its own process, and reads back
+their typed results (the CLI imports this module only when there is work)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+from typing import Any
+
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+
+from ingest_assets.defs import build_definitions
+from ingest_assets.defs.metadata import result_from_metadata
+from ingest_assets.defs.partitions import PLAN_DIMENSION
+from ingest_assets.defs.private import free_pool_slots, instance_at
+from ingest_assets.defs.sensors import range_tags
+from ingest_assets.engine import ChunkResult, GraphResult, ParseResult, ScanResult, StepResult
+from ingest_assets.settings import Settings
+
+__all__ = ["HOST_TAG", "PID_TAG", "Launcher", "dagster_home"]
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+_QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Runs of `ingest run` name their process, so a later `ingest run` can tell a run whose
+# process was killed from one still going (see Launcher._release_orphans).
+PID_TAG, HOST_TAG = "ingest/pid", "ingest/host"
+_RESULTS: dict[str, type[StepResult]] = {
+    "sources": ScanResult,
+    "documents": ParseResult,
+    "parent_chunks": ChunkResult,
+    "child_chunks": ChunkResult,
+    "graph_nodes": GraphResult,
+}
+
+
+def dagster_home() -> Path:
+    """Return ``$DAGSTER_HOME``, else ``./.dagster_home`` seeded with the project's dagster.yaml."""
+    if os.environ.get("DAGSTER_HOME"):
+        return Path(os.environ["DAGSTER_HOME"])
+    home = Path(".dagster_home").resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "dagster.yaml").exists():
+        for candidate in (Path("dagster.yaml"), PROJECT_ROOT / "dagster.yaml"):
+            if candidate.exists():
+                shutil.copyfile(candidate, home / "dagster.yaml")
+                break
+    return home
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Launcher:
+    """The Dagster side of ``ingest run``: definitions, instance, plan partitions, runs launched."""
+
+    def __init__(self, settings: Settings, keys: list[str], instance: Any = None) -> None:
+        self.defs = build_definitions(settings)
+        self.instance: DagsterInstance = instance or instance_at(dagster_home())
+        self.launched = 0
+        self._release_orphans()
+        known = set(self.instance.get_dynamic_partitions(PLAN_DIMENSION))
+        missing = [key for key in keys if key not in known]
+        if missing:  # a run may only name registered keys
+            self.instance.add_dynamic_partitions(PLAN_DIMENSION, missing)
+        for retired in sorted(known - set(keys)):
+            self.instance.delete_dynamic_partition(PLAN_DIMENSION, retired)
+
+    def _release_orphans(self) -> None:
+        """Fail the runs of killed ``ingest run`` processes on this host and free their pool slots.
+
+        A run killed mid-step keeps its slot of the ``duckdb_writer`` pool; without this, the
+        next run's writing steps would wait for that slot forever.
+        """
+        unfinished = [DagsterRunStatus.STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.NOT_STARTED]
+        host = socket.gethostname()
+        for run in self.instance.get_runs(filters=RunsFilter(statuses=unfinished, tags={HOST_TAG: host})):
+            pid = int(run.tags.get(PID_TAG, "0") or 0)
+            if pid and pid != os.getpid() and not _alive(pid):
+                self.instance.report_run_failed(run, message=f"ingest run process {pid} is gone (killed)")
+                free_pool_slots(self.instance, run)
+
+    def execute(self, job: str, start: str, end: str) -> dict[str, StepResult]:
+        """Run ``job`` over the partition range ``start``..``end``; its results by asset.
+
+        Raises:
+            RuntimeError: The run failed; the message names the failed steps.
+        """
+        self.launched += 1
+        result = self.defs.resolve_job_def(job).execute_in_process(
+            instance=self.instance,
+            tags={**range_tags(start, end), PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()},
+            run_config=_QUIET,
+            raise_on_error=False,
+        )
+        if not result.success:
+            errors = [
+                f"{event.step_key}: {event.event_specific_data.error.message.strip()}"
+                for event in result.all_events
+                if event.is_step_failure
+            ]
+            raise RuntimeError(
+                f"run {result.run_id} failed: " + "; ".join(errors or ["see the Dagster run log"])
+            )
+        found: dict[str, StepResult] = {}
+        # A range run records one materialization per partition with the same metadata: read one.
+        for event in result.get_asset_materialization_events():
+            materialization = event.step_materialization_data.materialization
+            name = materialization.asset_key.to_user_string()
+            if name not in found:
+                found[name] = result_from_metadata(_RESULTS[name], dict(materialization.metadata))
+        return found

@@ -1,0 +1,82 @@
+"""Step results as Dagster metadata, and back (the CLI reads a run's results this way).
+
+Each number of a result is one metadata entry under its field's name, so the UI plots it per
+partition and :func:`result_from_metadata` reads it back typed; the kinds parsed are JSON, the
+failures and the preview Markdown tables whose document column is the file name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from dagster import MetadataValue
+
+from ingest_assets.engine import ChunkResult, FailedFile, StepResult
+
+__all__ = ["file_name", "md_cell", "result_from_metadata", "result_metadata"]
+
+
+def file_name(uri: str) -> str:
+    """The file name of a ``file://`` source URI (readable in a table)."""
+    return PurePosixPath(unquote(urlparse(uri).path)).name or uri
+
+
+def md_cell(text: str, limit: int = 80) -> str:
+    """``text`` on one line of a Markdown table cell, pipes escaped, cut at ``limit`` characters."""
+    flat = " ".join(text.split())
+    flat = flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return flat.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _failures_table(failures: list[FailedFile]) -> str:
+    lines = ["| file | message |", "|---|---|"]
+    lines += [f"| {md_cell(file_name(f.source_uri))} | {md_cell(f.message, 300)} |" for f in failures[:20]]
+    if len(failures) > 20:
+        lines.append(f"| … | {len(failures) - 20} more: query ingest_failures |")
+    return "\n".join(lines)
+
+
+def result_metadata(result: StepResult) -> dict[str, Any]:
+    """The metadata of a step's result (see the module docstring)."""
+    metadata: dict[str, Any] = {}
+    for f in dataclasses.fields(result):
+        value = getattr(result, f.name)
+        if f.name in ("sets", "role"):
+            continue
+        if f.name == "failures":
+            if value:
+                metadata["failures"] = MetadataValue.md(_failures_table(value))
+        elif isinstance(value, dict):
+            metadata[f.name] = MetadataValue.json(value)
+        else:
+            metadata[f.name] = value
+    if isinstance(result, ChunkResult):
+        sizes = result.sizes
+        metadata.update(
+            chunks=sizes.chunks,
+            tokens_min=sizes.tokens_min,
+            tokens_mean=sizes.tokens_mean,
+            tokens_max=sizes.tokens_max,
+        )
+        lines = ["| document | index | tokens | text |", "|---|---|---|---|"]
+        lines += [
+            f"| {md_cell(file_name(p.source_uri))} | {p.index} | {p.tokens} | {md_cell(p.text)} |"
+            for p in sizes.preview
+        ]
+        metadata["preview"] = MetadataValue.md("\n".join(lines))
+    return metadata
+
+
+def result_from_metadata(kind: type[StepResult], metadata: dict[str, Any]) -> StepResult:
+    """The numbers (and kinds) of a ``kind`` result from its materialization's metadata."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(kind):
+        if f.name in metadata:
+            raw = metadata[f.name]
+            value = getattr(raw, "value", getattr(raw, "data", raw))
+            if f.type in ("int", int) or isinstance(value, int | dict):
+                values[f.name] = value
+    return kind(**values)

@@ -1,0 +1,218 @@
+"""The incremental engine: the one sequence of pipeline steps, over shards and plans.
+
+No Dagster here, so ``ingest run``'s dry check, benchmarks and tests can drive it alone. The
+sequence is :data:`STEPS`, named by the asset each step materializes; the Dagster assets call
+:meth:`IngestEngine.run` with their own name, and :meth:`IngestEngine.run_pending` calls the
+same method for each step in the same order over the partitions that have work. There is no
+other write path.
+
+=============  ==================================================================
+module         job
+=============  ==================================================================
+``keys``       shards and reuse keys (parse, parent, child and graph sets)
+``scan``       the scan step: inbox files against the store
+``parse``      the parse step, failures and limits
+``chunk``      the parent and child steps and their shared reuse logic
+``graph``      the graph step
+``pending``    what a run would have work in (read-only)
+``results``    typed step results, per shard
+``tasks``      what worker processes run: parse a file, chunk or graph a document
+``workers``    the worker pool
+``batching``   bounded batches of a step's work
+=============  ==================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chunking.parsers import ParseLimits
+from ingest_assets.engine import chunk, graph
+from ingest_assets.engine.batching import subset
+from ingest_assets.engine.keys import SHARDS, child_set_key, graph_set_key, parent_set_key, shard_of
+from ingest_assets.engine.parse import parse_sources
+from ingest_assets.engine.pending import IdleShard, Pending, pending_work
+from ingest_assets.engine.results import (
+    ChunkResult,
+    FailedFile,
+    GraphResult,
+    ParseResult,
+    ScanResult,
+    ShardResults,
+    StepResult,
+    combined,
+)
+from ingest_assets.engine.scan import scan_diff
+from ingest_assets.plans import Plan
+from ingest_assets.settings import Settings
+from ingest_assets.store import IngestStore
+
+__all__ = [
+    "CHUNK_STEPS",
+    "DOCUMENT_STEPS",
+    "SHARDS",
+    "STEPS",
+    "ChunkResult",
+    "FailedFile",
+    "GraphResult",
+    "IdleShard",
+    "IngestEngine",
+    "ParseResult",
+    "Pending",
+    "RunReport",
+    "ScanResult",
+    "ShardResults",
+    "StepResult",
+    "child_set_key",
+    "combined",
+    "graph_set_key",
+    "parent_set_key",
+    "shard_of",
+]
+
+# The sequence, by the asset each step materializes: the document steps run per shard, the
+# chunk steps per plan and shard, each after the ones before it.
+DOCUMENT_STEPS = ("sources", "documents")
+CHUNK_STEPS = ("parent_chunks", "child_chunks", "graph_nodes")
+STEPS = DOCUMENT_STEPS + CHUNK_STEPS
+
+
+@dataclass
+class RunReport:
+    """What :meth:`IngestEngine.run_pending` found and did: the pending work, then each step's
+    per-shard results, by step name (document steps) or by step name and plan key."""
+
+    pending: Pending
+    documents: dict[str, ShardResults] = field(default_factory=dict)
+    chunks: dict[str, dict[str, ShardResults]] = field(default_factory=dict)
+
+    @property
+    def chunker_calls(self) -> int:
+        """Chunker calls the run made (parents and children, every plan)."""
+        return sum(
+            results.total.chunker_calls
+            for step in ("parent_chunks", "child_chunks")
+            for results in self.chunks.get(step, {}).values()
+        )
+
+
+class IngestEngine:
+    """Runs each pipeline step over shards, reusing every set whose key is already stored.
+
+    Args:
+        store: The store.
+        inbox: The folder scanned for sources (see :mod:`ingest_assets.inbox`).
+        plans: The plans of the plans file.
+        limits: Per-document parse limits; default the settings' (environment).
+    """
+
+    def __init__(
+        self, store: IngestStore, inbox: str | Path, plans: Sequence[Plan], limits: ParseLimits | None = None
+    ) -> None:
+        self.store = store
+        self.inbox = Path(inbox)
+        self.plans = {plan.key: plan for plan in plans}
+        self.limits = limits or Settings.from_env().limits
+
+    # ------------------------------------------------------------------ the sequence
+
+    def run(self, step: str, shards: Iterable[str], plan_key: str | None = None) -> ShardResults:
+        """Run one step of :data:`STEPS` over ``shards`` (and ``plan_key``, for a chunk step) on
+        one store connection, opened at its start and closed at its end (between steps another
+        process can write). Returns the step's result per shard.
+
+        The parent step first makes the plans file's plans the live ones in the store.
+
+        Raises:
+            KeyError: ``step`` is not a step, or ``plan_key`` is not in the plans file (the
+                message lists the plans; nothing is written).
+        """
+        shards = sorted(set(shards))
+        with self.store.session():
+            if step == "sources":
+                return self.scan(shards)
+            if step == "documents":
+                return self.parse(shards)
+            plan = self._plan(plan_key)
+            items, unrouted = chunk.work_items(self.store, plan, shards, subset(shards, SHARDS))
+            if step == "parent_chunks":
+                self.register_plans()
+                return ShardResults(ChunkResult, chunk.chunk_parents(self.store, plan, items, unrouted))
+            if step == "child_chunks":
+                return ShardResults(ChunkResult, chunk.chunk_children(self.store, plan, items, unrouted))
+            if step == "graph_nodes":
+                return ShardResults(GraphResult, graph.build_graph(self.store, plan.key, items, unrouted))
+        raise KeyError(f"unknown step {step!r}; steps: {', '.join(STEPS)}")
+
+    def run_pending(self) -> RunReport:
+        """Run the sequence over the partitions with work, as ``ingest run`` does through Dagster.
+
+        With nothing pending it reads, chunks and writes nothing.
+        """
+        report = RunReport(self.pending())
+        for step in DOCUMENT_STEPS if report.pending.documents else ():
+            report.documents[step] = self.run(step, report.pending.documents)
+        for plan_key, shards in report.pending.chunks.items():
+            for step in CHUNK_STEPS:
+                report.chunks.setdefault(step, {})[plan_key] = self.run(step, shards, plan_key)
+        return report
+
+    def pending(self, shards: Iterable[str] = SHARDS) -> Pending:
+        """Say, without writing anything, which partitions a run would have work in (see
+        :mod:`ingest_assets.engine.pending`)."""
+        shards = set(shards)
+        with self.store.session():
+            try:
+                diff = scan_diff(self.store, self.inbox, shards)
+            except FileNotFoundError:
+                diff = None  # the scan step reports the missing inbox
+            return pending_work(self.store, self.plans, self.limits, shards, diff)
+
+    # ------------------------------------------------------------------ the steps
+
+    def register_plans(self) -> list[str]:
+        """Make the engine's plans the live ones in the store; returns newly live keys."""
+        return self.store.sync_plans(
+            (p.key, p.name, p.fingerprint, p.settings()) for p in self.plans.values()
+        )
+
+    def scan(self, shards: Iterable[str] = SHARDS) -> ShardResults[ScanResult]:
+        """Record new, changed and deleted files of the inbox in ``shards`` (see :mod:`.scan`).
+
+        Raises:
+            FileNotFoundError: The inbox folder does not exist.
+        """
+        shards = set(shards)
+        with self.store.session():
+            diff = scan_diff(self.store, self.inbox, shards)
+            self.store.write_sources(diff.writes)
+        return ShardResults(ScanResult, diff.results)
+
+    def parse(self, shards: Iterable[str] = SHARDS) -> ShardResults[ParseResult]:
+        """Parse every current source in ``shards`` whose bytes (or parsers) changed since last time."""
+        shards = set(shards)
+        with self.store.session():
+            results = parse_sources(self.store, self.store.sources(shards).values(), self.limits, shards)
+        return ShardResults(ParseResult, results)
+
+    def chunk_parents(self, plan_key: str, shards: Iterable[str] = SHARDS) -> ShardResults[ChunkResult]:
+        """:meth:`run` of ``parent_chunks``."""
+        return self.run("parent_chunks", shards, plan_key)
+
+    def chunk_children(self, plan_key: str, shards: Iterable[str] = SHARDS) -> ShardResults[ChunkResult]:
+        """:meth:`run` of ``child_chunks``."""
+        return self.run("child_chunks", shards, plan_key)
+
+    def build_graph(self, plan_key: str, shards: Iterable[str] = SHARDS) -> ShardResults[GraphResult]:
+        """:meth:`run` of ``graph_nodes``."""
+        return self.run("graph_nodes", shards, plan_key)
+
+    def _plan(self, plan_key: str | None) -> Plan:
+        try:
+            return self.plans[plan_key]  # type: ignore[index]
+        except KeyError:
+            raise KeyError(
+                f"plan {plan_key!r} is not in the plans file; its plans: {sorted(self.plans)}"
+            ) from None

@@ -1,0 +1,71 @@
+"""Shards and the reuse keys of documents and sets (no Dagster, no I/O).
+
+* a parent set is keyed by (document id, version id, level 1, parent fingerprint);
+* a child set by (document id, version id, level 0, child fingerprint, parent fingerprint);
+* a graph set by (parent set key, child set key);
+* a parse by (content hash, every parser's version).
+
+A key that is stored means reuse, so a run with nothing changed makes no parser or chunker call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from functools import cache
+from uuid import UUID
+
+from chunking.ids import settings_hash
+
+__all__ = [
+    "SHARDS",
+    "SHARD_COUNT",
+    "child_set_key",
+    "graph_set_key",
+    "parent_set_key",
+    "parse_key",
+    "parser_versions",
+    "shard_of",
+]
+
+SHARD_COUNT = 8
+SHARDS: tuple[str, ...] = tuple(f"{i:02d}" for i in range(SHARD_COUNT))
+
+
+def shard_of(document_id: UUID) -> str:
+    """Return the shard (``"00"``..``"07"``) of a document: a stable hash of its id."""
+    return f"{int(hashlib.sha256(str(document_id).encode()).hexdigest()[:8], 16) % SHARD_COUNT:02d}"
+
+
+def parent_set_key(document_id: UUID, version_id: UUID, parent_fingerprint: str) -> str:
+    """Key of the parent chunk set of one document version under one parent chunker."""
+    return settings_hash([str(document_id), str(version_id), 1, parent_fingerprint, ""])
+
+
+def child_set_key(
+    document_id: UUID, version_id: UUID, child_fingerprint: str, parent_fingerprint: str
+) -> str:
+    """Key of the child chunk set cut by one child chunker from one parent set."""
+    return settings_hash([str(document_id), str(version_id), 0, child_fingerprint, parent_fingerprint])
+
+
+def graph_set_key(parent_key: str, child_key: str) -> str:
+    """Key of the graph records built from one parent set and one child set."""
+    return settings_hash(["graph", parent_key, child_key])
+
+
+@cache
+def parser_versions() -> str:
+    """Hash of every parser's version: part of the key that decides whether to parse again."""
+    from chunking.parsers import PARSERS
+
+    versions = {}
+    for kind in sorted(PARSERS):
+        module = importlib.import_module(f"chunking.parsers.{kind}")
+        versions[kind] = getattr(module, "PARSER_VERSION", "?")
+    return settings_hash(versions)
+
+
+def parse_key(content_hash: str) -> str:
+    """The parse key of some bytes under the parsers of this code."""
+    return f"{content_hash}:{parser_versions()}"

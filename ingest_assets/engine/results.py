@@ -1,0 +1,145 @@
+"""What each step did, as typed results (no Dagster here).
+
+Every step reports per shard (a Dagster partition is a shard, or a plan and a shard), so what
+is shown on a partition is true of that partition; :func:`combined` adds a step's shard results
+up for a caller that wants one figure. ``ingest_assets.defs.metadata`` turns results into
+Dagster metadata and back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from ingest_assets.store import PREVIEW_ROWS, SetSummary, SizeStats, summarize
+
+__all__ = [
+    "ChunkResult",
+    "FailedFile",
+    "GraphResult",
+    "ParseResult",
+    "ScanResult",
+    "ShardResults",
+    "StepResult",
+    "combined",
+]
+
+
+@dataclass(frozen=True)
+class FailedFile:
+    """A file that failed a step, with the message recorded in ``ingest_failures``."""
+
+    source_uri: str
+    message: str
+
+
+@dataclass
+class ScanResult:
+    """The inbox files of a shard against the store: ``new + changed + unchanged == files``;
+    ``deleted`` files were known and are gone; ``skipped`` counts links, special files and
+    names that are not UTF-8 (over the whole inbox, so it is the same in every shard)."""
+
+    files: int = 0
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    skipped: int = 0
+
+
+@dataclass
+class ParseResult:
+    """Sources of a shard parsed now, left as they were, failed, or deleted; parsed by kind."""
+
+    parsed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    deleted: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    failures: list[FailedFile] = field(default_factory=list)
+
+
+@dataclass
+class ChunkResult:
+    """A parent or child step over one plan and shard.
+
+    ``documents`` current documents the plan routes (``unrouted`` it does not); of them
+    ``created`` sets made now, ``reused`` stored already, ``failed`` now, ``skipped_failed``
+    whose same content failed before, ``waiting`` (children only) whose parents are not
+    current. ``sets`` are the stored sets of the documents (source URI and summary, by set key),
+    which the token stats and the preview are over.
+    """
+
+    role: str = "parent"
+    documents: int = 0
+    unrouted: int = 0
+    created: int = 0
+    reused: int = 0
+    failed: int = 0
+    skipped_failed: int = 0
+    waiting: int = 0
+    chunks_written: int = 0
+    chunker_calls: int = 0
+    failures: list[FailedFile] = field(default_factory=list)
+    sets: dict[str, tuple[str, SetSummary]] = field(default_factory=dict, repr=False)
+
+    @property
+    def sizes(self) -> SizeStats:
+        """Chunk count, token stats and preview over :attr:`sets`."""
+        return summarize(self.sets, PREVIEW_ROWS)
+
+
+@dataclass
+class GraphResult:
+    """The graph step over one plan and shard: sets ``created`` / ``reused``, documents whose
+    current children are missing (``waiting``), ``rows_written`` node and edge rows."""
+
+    documents: int = 0
+    unrouted: int = 0
+    created: int = 0
+    reused: int = 0
+    failed: int = 0
+    waiting: int = 0
+    rows_written: int = 0
+    failures: list[FailedFile] = field(default_factory=list)
+
+
+StepResult = ScanResult | ParseResult | ChunkResult | GraphResult
+R = TypeVar("R", ScanResult, ParseResult, ChunkResult, GraphResult)
+
+
+def combined(results: Iterable[R], empty: R) -> R:
+    """The sum of shard results of one step (counts added, lists and dicts joined); ``empty``
+    gives the type and is not changed. ``skipped`` of a scan is inbox-wide, so it is taken once."""
+    total = dataclasses.replace(empty)
+    for result in results:
+        for f in dataclasses.fields(result):
+            mine, theirs = getattr(total, f.name), getattr(result, f.name)
+            if f.name == "skipped":
+                setattr(total, f.name, max(mine, theirs))
+            elif isinstance(theirs, bool | str):
+                setattr(total, f.name, theirs)
+            elif isinstance(theirs, int):
+                setattr(total, f.name, mine + theirs)
+            elif isinstance(theirs, list):
+                setattr(total, f.name, [*mine, *theirs])
+            elif isinstance(theirs, dict) and f.name == "kinds":
+                setattr(total, f.name, {k: mine.get(k, 0) + theirs.get(k, 0) for k in {*mine, *theirs}})
+            elif isinstance(theirs, dict):
+                setattr(total, f.name, {**mine, **theirs})
+    return total
+
+
+class ShardResults(dict[str, R], Generic[R]):
+    """A step's results by shard, with their :attr:`total`."""
+
+    def __init__(self, kind: type[R], results: dict[str, R]) -> None:
+        super().__init__(results)
+        self.kind = kind
+
+    @property
+    def total(self) -> R:
+        """The results of every shard added up (see :func:`combined`)."""
+        return combined(self.values(), self.kind())

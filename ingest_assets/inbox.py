@@ -1,0 +1,74 @@
+"""The one walk of the inbox folder, shared by the scan step and the sensors (no Dagster here).
+
+Only regular, non-hidden files inside the inbox are sources. ``os.walk`` does not descend into
+linked folders; a linked file would resolve to its target (possibly outside the inbox, or a
+second name of an inbox file) and a FIFO would block a read, so links and special files are
+skipped and counted, using ``lstat`` (which does not follow links and, of a regular file, is
+its stat). Names that are not valid UTF-8 are skipped too (the store holds names as text). A
+file that vanishes during the walk is skipped; nothing here raises for one file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_module
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["InboxFile", "InboxWalk", "walk_inbox"]
+
+
+@dataclass(frozen=True)
+class InboxFile:
+    """A source file found by the walk, with its ``lstat``."""
+
+    path: Path
+    stat: os.stat_result
+
+    @property
+    def uri(self) -> str:
+        """The file's ``file://`` URI: the source URI a document id derives from."""
+        return self.path.as_uri()
+
+
+@dataclass(frozen=True)
+class InboxWalk:
+    """What one walk found: source files sorted by path, and how many entries it skipped."""
+
+    files: tuple[InboxFile, ...]
+    skipped: int
+
+
+def walk_inbox(inbox: str | Path) -> InboxWalk:
+    """Walk ``inbox`` (resolved) for source files, never through a link.
+
+    Raises:
+        FileNotFoundError: ``inbox`` is not a folder; the message says how to set it.
+    """
+    root_path = Path(inbox)
+    if not root_path.is_dir():
+        raise FileNotFoundError(f"inbox {root_path} is not a folder; pass --inbox or set INGEST_INBOX")
+    found: list[InboxFile] = []
+    skipped = 0
+    for root, dirs, files in os.walk(root_path.resolve(), followlinks=False):
+        links = [d for d in dirs if not d.startswith(".") and os.path.islink(os.path.join(root, d))]
+        skipped += len(links)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in links]
+        for name in files:
+            if name.startswith("."):
+                continue
+            path = Path(root, name)
+            try:
+                stat = path.lstat()
+                str(path).encode("utf-8")  # a name the store cannot hold as text
+            except (OSError, UnicodeEncodeError):
+                skipped += 1
+                continue
+            # Inside the inbox by construction: ``root`` comes from walking the resolved inbox
+            # without entering linked folders, and the file itself is no link.
+            if not stat_module.S_ISREG(stat.st_mode):
+                skipped += 1
+                continue
+            found.append(InboxFile(path, stat))
+    found.sort(key=lambda f: f.path)
+    return InboxWalk(tuple(found), skipped)

@@ -1,0 +1,124 @@
+"""The store's schema: creating it in a new file and migrating older versions in place.
+
+No Dagster here. ``schema.sql`` holds the tables and the views (the read contract); each
+migration brings version N to N + 1 in one transaction, so a failed one leaves the file as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+
+from ingest_assets.store.errors import StoreError
+from ingest_assets.store.rows import PREVIEW_ROWS, utc_now
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "schema_sql"]
+
+SCHEMA_VERSION = 5
+# Upgrades from older schema versions: version -> SQL that brings it to version + 1.
+MIGRATIONS: dict[int, str] = {
+    # 5: chunk sets keep a preview of their first chunks, so a step's metadata reads no chunk.
+    4: "ALTER TABLE chunk_sets ADD COLUMN preview JSON; "
+    "UPDATE chunk_sets SET preview = p.preview "
+    'FROM (SELECT set_key, to_json(list(json_array(token_count, "index", left(text, 60)) '
+    '      ORDER BY "index")) AS preview FROM chunks WHERE "index" < '
+    f"{PREVIEW_ROWS} GROUP BY set_key) p "
+    "WHERE chunk_sets.set_key = p.set_key; "
+    "UPDATE chunk_sets SET preview = '[]' WHERE preview IS NULL;",
+    # 4: sources remember the stat they were hashed under, so a settled, unchanged file is not
+    # read again; document bodies move to small parts (a checkpoint after a parse rewrote every
+    # body); chunk sets carry their token stats (metadata no longer scans every chunk). Bodies
+    # are cut at multiples of 3 bytes through base64, DuckDB having no substring of a BLOB.
+    3: "ALTER TABLE sources ADD COLUMN ctime_ns BIGINT; "
+    "ALTER TABLE sources ADD COLUMN inode BIGINT; "
+    "ALTER TABLE sources ADD COLUMN hashed_at_ns BIGINT; "
+    "{table:document_body_parts} "
+    "INSERT INTO document_body_parts "
+    "SELECT document_id, version_id, i::INTEGER, from_base64(substr(to_base64(body), i * 2664 + 1, 2664)) "
+    "FROM (SELECT document_id, version_id, body, "
+    "      unnest(range(0, greatest(1, (octet_length(body) + 1997) // 1998))) AS i FROM documents); "
+    "ALTER TABLE documents DROP COLUMN body; "
+    "ALTER TABLE chunk_sets ADD COLUMN tokens_counted INTEGER; "
+    "ALTER TABLE chunk_sets ADD COLUMN tokens_min INTEGER; "
+    "ALTER TABLE chunk_sets ADD COLUMN tokens_max INTEGER; "
+    "UPDATE chunk_sets SET tokens_counted = a.n, tokens_min = a.low, tokens_max = a.high "
+    "FROM (SELECT set_key, count(token_count) AS n, min(token_count) AS low, max(token_count) AS high "
+    "      FROM chunks GROUP BY set_key) a WHERE chunk_sets.set_key = a.set_key;",
+    # 3: chunk nodes are stored without their text (the chunks table has it) and the
+    # graph_nodes view joins it back. Older rows that hold the text get the same text.
+    2: "DROP VIEW graph_nodes; {view:graph_nodes}",
+    # 2: document bodies become zlib-compressed BLOBs (a body column of JSON text made every
+    # batch read scan and cache all of them: memory grew with the corpus). Old bodies stay as
+    # plain JSON bytes, which inflate_body tells apart; sets verified once are remembered.
+    1: "ALTER TABLE documents ALTER COLUMN body SET DATA TYPE BLOB USING encode(body::VARCHAR); "
+    "CREATE TABLE IF NOT EXISTS verified_sets (set_key VARCHAR PRIMARY KEY, verified_at TIMESTAMP NOT NULL);",
+}
+
+
+def schema_sql() -> str:
+    """The SQL that creates a new store (schema.sql)."""
+    return resources.files("ingest_assets.store").joinpath("schema.sql").read_text()
+
+
+def _with_views(sql: str) -> str:
+    """``sql`` with each ``{view:<name>}`` / ``{table:<name>}`` replaced by that view's or
+    table's definition in schema.sql (so a migration creates exactly what a new store has)."""
+    schema = schema_sql()
+
+    def definition(match: re.Match[str]) -> str:
+        start = schema.index(f"CREATE {match[1].upper()} {match[2]} ")
+        return schema[start : schema.index(";", start) + 1]
+
+    return re.sub(r"\{(view|table):(\w+)\}", definition, sql)
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Create the schema in an empty file, or migrate an older one to :data:`SCHEMA_VERSION`.
+
+    Raises:
+        StoreError: The file holds tables of something else, a newer schema, or a version with
+            no migration; or a migration failed (rolled back). The message names ``path``.
+    """
+    try:
+        # The usual case in one cheap query: listing the tables first made DuckDB load every
+        # table's metadata on each connection.
+        version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+    except duckdb.CatalogException:
+        tables = "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
+        if con.execute(tables).fetchone()[0]:
+            raise StoreError(
+                f"{path}: holds tables but no schema_version table, so it was not written by "
+                "ingest_assets; point --db / INGEST_DUCKDB at another file"
+            ) from None
+        con.execute("BEGIN TRANSACTION")
+        con.execute(schema_sql())
+        con.execute("INSERT INTO schema_version VALUES (?, ?)", [SCHEMA_VERSION, utc_now()])
+        con.execute("COMMIT")
+        return
+    if version is None or version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: schema version {version} is unknown to this code (it knows "
+            f"{SCHEMA_VERSION}); upgrade the project or use another database file"
+        )
+    while version < SCHEMA_VERSION:
+        if version not in MIGRATIONS:
+            raise StoreError(
+                f"{path}: schema version {version} has no migration to "
+                f"{SCHEMA_VERSION}; re-ingest into a new database file"
+            )
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(_with_views(MIGRATIONS[version]))
+            con.execute("INSERT INTO schema_version VALUES (?, ?)", [version + 1, utc_now()])
+            con.execute("COMMIT")
+        except duckdb.Error as error:
+            con.execute("ROLLBACK")
+            raise StoreError(
+                f"{path}: the migration from schema version {version} to {version + 1} "
+                f"failed ({error}); it was rolled back and the file is unchanged: report it, "
+                "or re-ingest into a new database file"
+            ) from error
+        version += 1

@@ -1,0 +1,76 @@
+"""The layers of ``ingest_assets``: only ``defs/`` (and the code location) import dagster.
+
+The engine, the store, the settings, the inbox walk, the plans and the CLI's no-op path run
+without Dagster, as ``chunking`` does; ``ingest run`` imports Dagster only when it has runs to
+launch (``tests/ingest/test_pending.py`` checks that path end to end).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "ingest_assets"
+DAGSTER_SIDE = {"defs", "definitions.py"}
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (function-level imports included)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _plain_modules() -> list[Path]:
+    return [p for p in sorted(PACKAGE.rglob("*.py")) if p.relative_to(PACKAGE).parts[0] not in DAGSTER_SIDE]
+
+
+def test_no_module_outside_defs_imports_dagster() -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            n for n in _imports(path) if n.split(".")[0].startswith("dagster")
+        )
+        for path in _plain_modules()
+    }
+    assert len(offenders) > 15
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_only_the_cli_reaches_into_defs_and_only_inside_a_function() -> None:
+    """The plain layers never import the Dagster side; the CLI does, lazily, to launch runs."""
+    for path in _plain_modules():
+        into_defs = {n for n in _imports(path) if n.startswith("ingest_assets.defs")}
+        if path.name == "cli.py":
+            top = {
+                node.module
+                for node in ast.parse(path.read_text()).body
+                if isinstance(node, ast.ImportFrom) and node.module
+            }
+            assert into_defs and not {n for n in top if n.startswith("ingest_assets.defs")}
+        else:
+            assert into_defs == set(), path
+
+
+def test_importing_the_plain_layers_loads_no_dagster() -> None:
+    modules = sorted(
+        ".".join(("ingest_assets", *p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
+        for p in _plain_modules()
+    )
+    code = (
+        f"import sys, importlib\nfor m in {modules!r}: importlib.import_module(m)\n"
+        "print('dagster' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False"
+
+
+def test_no_module_is_over_about_500_lines() -> None:
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in sorted(PACKAGE.rglob("*.py"))}
+    assert {path: n for path, n in sizes.items() if n > 520} == {}
