@@ -65,8 +65,8 @@ RULES: list[tuple[AssetKey, str, str, Rule]] = [
 def chunk_invariants(store: DuckDBStore) -> Iterator[AssetCheckResult]:
     """Check every invariant; mark the newly checked sets verified when all of them hold."""
     db = store.store()
-    # One connection for every rule (a connection per query cost 20-30 ms each, half of an
-    # edit's chunk run); results are yielded once it is closed, so the file is not held while
+    # One connection for every rule (a connection per query would cost more than the
+    # queries); results are yielded once it is closed, so the file is not held while
     # Dagster records them.
     with db.session():
         pending = invariants.pending_sets(db)

@@ -1,9 +1,9 @@
 """One in-memory DuckDB database per process, which store files are attached to while in use.
 
-Creating a DuckDB database costs 12-17 ms on its own (it builds its catalog of built-in
-functions, and frees and trims it all again on close): a third of a no-op run, paid again by
-every step and every short read. Attaching a file to a database that already exists costs about
-2 ms and detaching it under 1 ms. So each process keeps one in-memory "host" database, and a
+Creating a DuckDB database is costly on its own (it builds its catalog of built-in functions,
+and frees and trims it all again on close), and it would be paid again by every step and every
+short read; attaching a file to a database that already exists is several times cheaper
+(docs/benchmarks.md has the figures). So each process keeps one in-memory "host" database, and a
 store file is attached to it while some connection of this process uses it and detached (which
 checkpoints it and releases DuckDB's file lock) when the last one is done: between steps other
 processes get the file exactly as when each step opened and closed it.

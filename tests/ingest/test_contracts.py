@@ -1,0 +1,128 @@
+"""The typed contracts between layers: limit errors, step results, metadata, settings, the inbox walk."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+from dagster import MetadataValue
+
+from chunking import LimitExceeded, ParseError
+from chunking.parsers import ParseLimits, parse_bytes
+from ingest_assets.defs.metadata import file_name, md_cell, result_from_metadata, result_metadata
+from ingest_assets.defs.sensors import shard_digests
+from ingest_assets.engine import (
+    ChunkResult,
+    FailedFile,
+    GraphResult,
+    IngestEngine,
+    ParseResult,
+    ScanResult,
+    ShardResults,
+    combined,
+)
+from ingest_assets.engine.parse import limit_message
+from ingest_assets.inbox import walk_inbox
+from ingest_assets.settings import ENVIRONMENT, Settings
+from ingest_assets.settings import __doc__ as SETTINGS_DOC
+from ingest_assets.store import IngestStore, SetSummary
+
+
+def test_a_refusal_over_a_limit_carries_the_limit_and_survives_a_worker() -> None:
+    with pytest.raises(LimitExceeded) as caught:
+        parse_bytes(b"x" * 100, kind="text", source_uri="file:///big.txt", limits=ParseLimits(max_bytes=10))
+    error = caught.value
+    assert isinstance(error, ParseError)
+    assert (error.limit, error.allowed, error.value, error.source) == ("max_bytes", 10, 100, "file:///big.txt")
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is LimitExceeded and (again.limit, again.allowed, again.value) == ("max_bytes", 10, 100)
+    assert str(again) == str(error)
+    message = limit_message(error)
+    assert "INGEST_MAX_BYTES=100" in message and "ingest run --max-bytes 100" in message
+
+
+def test_shard_results_add_up_counts_lists_and_kinds() -> None:
+    results = ShardResults(
+        ParseResult,
+        {
+            "00": ParseResult(parsed=2, kinds={"pdf": 1, "text": 1}, failures=[FailedFile("file:///a", "bad")]),
+            "01": ParseResult(parsed=1, failed=1, kinds={"text": 1}, failures=[FailedFile("file:///b", "worse")]),
+        },
+    )
+    total = results.total
+    assert (total.parsed, total.failed, total.kinds) == (3, 1, {"pdf": 1, "text": 2})
+    assert [f.source_uri for f in total.failures] == ["file:///a", "file:///b"]
+    assert results["00"].parsed == 2  # the parts are left as they were
+    scans = combined([ScanResult(files=2, skipped=3), ScanResult(files=1, skipped=3)], ScanResult())
+    assert (scans.files, scans.skipped) == (3, 3)  # skipped counts the whole inbox once
+
+
+def test_every_result_goes_through_metadata_and_back() -> None:
+    summary = SetSummary(3, 30, 3, 5, 15, ((5, 0, "first | piece"), (10, 1, "second")))
+    examples = [
+        ScanResult(files=4, new=1, changed=1, unchanged=2, deleted=1, skipped=2),
+        ParseResult(parsed=2, unchanged=1, failed=1, deleted=1, kinds={"markdown": 2}),
+        ChunkResult("child", documents=3, created=1, reused=2, waiting=1, chunker_calls=1,
+                    sets={"k": ("file:///in/notes%20one.md", summary)}),  # fmt: skip
+        GraphResult(documents=3, created=1, reused=1, waiting=1, rows_written=12),
+    ]
+    for result in examples:
+        metadata = result_metadata(result)
+        back = result_from_metadata(type(result), metadata)
+        for f in dataclasses.fields(result):
+            if f.name not in ("failures", "sets", "role"):
+                assert getattr(back, f.name) == getattr(result, f.name), (type(result).__name__, f.name)
+    chunk_meta = result_metadata(examples[2])
+    assert (chunk_meta["chunks"], chunk_meta["tokens_min"], chunk_meta["tokens_max"]) == (3, 5, 15)
+    preview = chunk_meta["preview"].value
+    assert "| notes one.md | 0 | 5 | first \\| piece |" in preview  # the file name, the pipe kept
+
+
+def test_metadata_cells_stay_on_one_line_and_keep_pipes() -> None:
+    assert md_cell("a |\nb") == "a \\| b"
+    assert file_name("file:///x/y/r%C3%A9sum%C3%A9.pdf") == "résumé.pdf"
+    failed = result_metadata(ParseResult(failed=1, failures=[FailedFile("file:///x/bad.pdf", "not a PDF")]))
+    assert isinstance(failed["failures"], type(MetadataValue.md(""))) and "bad.pdf" in failed["failures"].value
+
+
+def test_settings_name_every_variable_in_one_place() -> None:
+    defaults = Settings()
+    assert set(ENVIRONMENT) <= set(Settings.model_fields)
+    for variable in ENVIRONMENT.values():
+        assert f"``{variable}``" in SETTINGS_DOC  # the table in the module docstring lists it
+    environ = {
+        "INGEST_DUCKDB": "/tmp/x.duckdb",
+        "INGEST_MAX_ROWS": "1_000",
+        "INGEST_WORKERS": "0",
+        "INGEST_DEBUG": "1",
+        "INGEST_SENSOR_SECONDS": "5",
+    }
+    read = Settings.from_env(environ)
+    assert (read.database, read.max_rows, read.worker_count(), read.debug, read.sensor_seconds) == (
+        "/tmp/x.duckdb", 1000, 1, True, 5
+    )  # fmt: skip
+    assert Settings.from_env(environ, database="/tmp/y.duckdb").database == "/tmp/y.duckdb"
+    assert Settings.from_env({}) == defaults
+    with pytest.raises(ValueError, match="INGEST_SENSOR_SECONDS='soon' is not a positive whole number"):
+        Settings.from_env({"INGEST_SENSOR_SECONDS": "soon"})
+
+
+def test_the_scan_and_the_sensor_walk_the_same_files(tmp_path: Path) -> None:
+    inbox = tmp_path / "inbox"
+    (inbox / "sub").mkdir(parents=True)
+    (inbox / "a.md").write_text("# A\n")
+    (inbox / "sub" / "b.txt").write_text("b\n")
+    (inbox / ".hidden.md").write_text("no\n")
+    (inbox / "dangling.md").symlink_to(tmp_path / "gone.md")
+    (inbox / "linked-dir").symlink_to(inbox / "sub")
+    os.mkfifo(inbox / "pipe")
+    walk = walk_inbox(inbox)
+    assert [f.path.name for f in walk.files] == ["a.md", "b.txt"] and walk.skipped == 3
+    digests = shard_digests(inbox)  # the dangling link and the FIFO break nothing
+    engine = IngestEngine(IngestStore(tmp_path / "s.duckdb"), inbox, [])
+    assert engine.scan().total.files == 2
+    (inbox / "c.md").write_text("# C\n")
+    assert shard_digests(inbox) != digests
