@@ -5,8 +5,7 @@ module        job
 ============  ==============================================================
 ``assets``    the five assets, one engine step each
 ``checks``    asset checks over what the store's views show
-``sensors``   the inbox and plan sensors
-``schedules`` the periodic reconcile
+``sensors``   ``ingest_sensor``: runs for exactly what the store says is pending
 ``jobs``      one job per partitions definition
 ``partitions``  shards; plan keys x shards
 ``resources`` the store as a resource (one store object per run)
@@ -18,14 +17,13 @@ module        job
 
 from __future__ import annotations
 
-from dagster import Definitions
+from dagster import Definitions, in_process_executor
 
 from ingest_assets.defs import assets
 from ingest_assets.defs.checks import CHECKS
 from ingest_assets.defs.jobs import chunks_job, documents_job
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.defs.schedules import reconcile_schedule
-from ingest_assets.defs.sensors import inbox_sensor, plan_sensor
+from ingest_assets.defs.sensors import ingest_sensor
 from ingest_assets.settings import Settings
 
 __all__ = ["build_definitions"]
@@ -52,7 +50,8 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         ],
         asset_checks=CHECKS,
         jobs=[documents_job, chunks_job],
-        sensors=[inbox_sensor, plan_sensor],
-        schedules=[reconcile_schedule],
+        sensors=[ingest_sensor],
         resources={"store": store},
+        # Materializations launched from the UI run in one process too (see jobs.py).
+        executor=in_process_executor,
     )

@@ -1,7 +1,13 @@
-"""The five assets, each one step of the engine's sequence (``ingest_assets.engine.STEPS``)
-over the partitions of its run; a run over a partition range (single-run backfill) does all of
-its shards in one step."""
+"""The five assets, each one step of the engine's sequence (``ingest_assets.engine.STEPS``).
 
+A run covers one partition (what the automation sensor and the UI's backfills launch) or a
+range of them (``ingest run``); either way each partition gets the metadata of its own shard
+(and plan), and a data version that digests what the store serves there
+(:mod:`ingest_assets.engine.versions`), so Dagster's staleness follows the store. Nothing is
+automated here: the automation sensor asks the store what is pending (see ``automation``).
+"""
+
+import hashlib
 import warnings
 from collections import defaultdict
 from typing import Any
@@ -9,9 +15,8 @@ from typing import Any
 from dagster import (
     AssetDep,
     AssetExecutionContext,
-    AutomationCondition,
-    BackfillPolicy,
     BetaWarning,
+    DataVersion,
     MaterializeResult,
     MultiPartitionKey,
     MultiToSingleDimensionPartitionMapping,
@@ -26,54 +31,59 @@ from ingest_assets.defs.partitions import (
     shard_partitions,
 )
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.engine import ChunkResult, GraphResult, ParseResult, ScanResult, StepResult, combined
+from ingest_assets.engine import ChunkResult, GraphResult, ParseResult, ScanResult, StepResult
+from ingest_assets.engine.versions import partition_versions
 
 __all__ = ["WRITER_POOL", "child_chunks", "documents", "graph_nodes", "parent_chunks", "sources"]
 
-# Single-run backfills and the shard partition mapping are marked beta; they are what makes one
-# run cover a whole key range, so they are used on purpose and their warning is noise here.
-warnings.filterwarnings("ignore", category=BetaWarning)
-
 # Writers take a slot of this pool; dagster.yaml limits every pool to one slot.
 WRITER_POOL = "duckdb_writer"
-_COMMON: dict[str, Any] = {
-    "group_name": "ingest",
-    "pool": WRITER_POOL,
-    "kinds": {"duckdb"},
-    "backfill_policy": BackfillPolicy.single_run(),
-}
-# Chunk assets follow new or changed documents on their own when the automation sensor is on.
-_FOLLOW = AutomationCondition.eager()
-_EMPTY: dict[str, StepResult] = {
-    "sources": ScanResult(),
-    "documents": ParseResult(),
-    "parent_chunks": ChunkResult("parent"),
-    "child_chunks": ChunkResult("child"),
-    "graph_nodes": GraphResult(),
+_COMMON: dict[str, Any] = {"group_name": "ingest", "pool": WRITER_POOL, "kinds": {"duckdb"}}
+_EMPTY: dict[str, type[StepResult]] = {
+    "sources": ScanResult,
+    "documents": ParseResult,
+    "parent_chunks": ChunkResult,
+    "child_chunks": ChunkResult,
+    "graph_nodes": GraphResult,
 }
 
 
-def _plan_shards(context: AssetExecutionContext) -> dict[str | None, list[str]]:
-    """The run's shards by plan key (None for the shard-partitioned assets)."""
-    grouped: dict[str | None, list[str]] = defaultdict(list)
+def _partitions(context: AssetExecutionContext) -> dict[str | None, dict[str, Any]]:
+    """The run's partition keys by plan key (None for the shard-partitioned assets) and shard."""
+    grouped: dict[str | None, dict[str, Any]] = defaultdict(dict)
     for key in context.partition_keys:
         if isinstance(key, MultiPartitionKey):
             dims = key.keys_by_dimension
-            grouped[dims[PLAN_DIMENSION]].append(dims[SHARD_DIMENSION])
+            grouped[dims[PLAN_DIMENSION]][dims[SHARD_DIMENSION]] = key
         elif "|" in str(key):  # "<plan>|<shard>": dimensions sort by name
             plan, shard = str(key).split("|")
-            grouped[plan].append(shard)
+            grouped[plan][shard] = key
         else:
-            grouped[None].append(str(key))
+            grouped[None][str(key)] = key
     return grouped
 
 
 def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) -> MaterializeResult:
     engine = store.engine()
-    results: list[StepResult] = []
-    for plan_key, shards in _plan_shards(context).items():
-        results.append(engine.run(step, shards, plan_key).total)
-    return MaterializeResult(metadata=result_metadata(combined(results, _EMPTY[step])))
+    versions: list[str] = []
+    for plan_key, keys in _partitions(context).items():
+        results = engine.run(step, keys, plan_key)
+        found = partition_versions(engine.store, step, keys, plan_key)
+        for shard, partition_key in keys.items():
+            result = results.get(shard) or _EMPTY[step]()
+            metadata = result_metadata(result)
+            metadata["data_version"] = found[shard]
+            if plan_key is not None:
+                metadata["plan"] = plan_key
+            context.add_asset_metadata(metadata, partition_key=partition_key)
+            for failure in getattr(result, "failures", ()):
+                context.log.warning(f"{step} {partition_key}: {failure.message}")
+            versions.append(found[shard])
+    # One version per run: a partition's own in a one-partition run, else a digest of the range's.
+    version = (
+        versions[0] if len(versions) == 1 else hashlib.sha256("".join(versions).encode()).hexdigest()[:16]
+    )
+    return MaterializeResult(data_version=DataVersion(version))
 
 
 @asset(partitions_def=shard_partitions, **_COMMON)
@@ -88,27 +98,26 @@ def documents(context: AssetExecutionContext, store: DuckDBStore) -> Materialize
     return _materialize(context, store, "documents")
 
 
+# The shard mapping is marked beta; it is what lets a chunk partition depend on its shard.
+warnings.filterwarnings("ignore", category=BetaWarning)
 _BY_SHARD = MultiToSingleDimensionPartitionMapping(partition_dimension_name=SHARD_DIMENSION)
 
 
 @asset(
-    deps=[AssetDep(documents, partition_mapping=_BY_SHARD)],
-    partitions_def=plan_shard_partitions,
-    automation_condition=_FOLLOW,
-    **_COMMON,
+    deps=[AssetDep(documents, partition_mapping=_BY_SHARD)], partitions_def=plan_shard_partitions, **_COMMON
 )
 def parent_chunks(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Level-1 chunk sets per plan, reused when (document, version, parent fingerprint) is stored."""
     return _materialize(context, store, "parent_chunks")
 
 
-@asset(deps=[parent_chunks], partitions_def=plan_shard_partitions, automation_condition=_FOLLOW, **_COMMON)
+@asset(deps=[parent_chunks], partitions_def=plan_shard_partitions, **_COMMON)
 def child_chunks(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Level-0 chunk sets cut from the current parents, reused when their key is stored."""
     return _materialize(context, store, "child_chunks")
 
 
-@asset(deps=[child_chunks], partitions_def=plan_shard_partitions, automation_condition=_FOLLOW, **_COMMON)
+@asset(deps=[child_chunks], partitions_def=plan_shard_partitions, **_COMMON)
 def graph_nodes(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Graph node and edge records (document, chunks; HAS_CHUNK, PARENT_OF, NEXT) per plan."""
     return _materialize(context, store, "graph_nodes")

@@ -1,90 +1,114 @@
-"""Asset checks: the invariants of ``ingest_assets.store.invariants`` on what the store shows.
+"""Asset checks, attached per asset (so each asset materializes alone), over what the store shows.
 
-One multi-asset check runs them all in one step (a step per check costs more in Dagster's own
-bookkeeping than the queries do). Plan-wide invariants (unique ids, no orphans, edges resolve)
-look at every live plan's current view each run; per-set invariants (exact slices, budgets,
-children inside parents) look only at chunk sets not verified before, since a stored set never
-changes. So a run that wrote nothing checks in milliseconds, and writes nothing either.
+* ``parent_chunks``/``child_chunks`` ``contract``: unique ids; exact slices and budgets (and, for
+  children, parents that cover them and exist). Per-set rules look only at sets not verified
+  before (a stored set never changes), so a run that wrote nothing checks in milliseconds.
+* ``graph_nodes`` ``edges_resolve`` and ``coverage``: every current document a live plan routes
+  has parents, children and graph records there (for the partitions of the run), unless its
+  content failed a step (that is the failures check's to show).
+* ``documents`` ``parse_failures`` and ``parent_chunks`` ``chunk_failures`` (warnings): each
+  failed file with its message, as ``ingest_failures`` holds it.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetKey, multi_asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
 
-from ingest_assets.defs.assets import child_chunks, graph_nodes, parent_chunks
+from ingest_assets.defs.assets import child_chunks, documents, graph_nodes, parent_chunks
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.store import IngestStore, invariants
 
-__all__ = ["CHECKS", "RULES"]
+__all__ = ["CHECKS"]
 
 Rule = Callable[[IngestStore], list[str]]
-
-# (asset, check name, description, rule)
-RULES: list[tuple[AssetKey, str, str, Rule]] = [
-    (parent_chunks.key, "unique_ids", "No parent id twice in a plan.", lambda s: invariants.unique_ids(s, 1)),
-    (
-        parent_chunks.key,
-        "exact_slices",
-        "Parent text equals its span.",
-        lambda s: invariants.exact_slices(s, 1, pending_only=True),
-    ),
-    (
-        parent_chunks.key,
-        "budgets",
-        "Parents within their chunker size.",
-        lambda s: invariants.budgets(s, 1, pending_only=True),
-    ),
-    (child_chunks.key, "unique_ids", "No child id twice in a plan.", lambda s: invariants.unique_ids(s, 0)),
-    (
-        child_chunks.key,
-        "exact_slices",
-        "Child text equals its span.",
-        lambda s: invariants.exact_slices(s, 0, pending_only=True),
-    ),
-    (
-        child_chunks.key,
-        "budgets",
-        "Children within their chunker size.",
-        lambda s: invariants.budgets(s, 0, pending_only=True),
-    ),
-    (child_chunks.key, "no_orphans", "Every child has a current parent.", invariants.no_orphans),
-    (
-        child_chunks.key,
-        "parent_covers_children",
-        "Child spans inside parents.",
-        lambda s: invariants.parent_covers_children(s, pending_only=True),
-    ),
-    (graph_nodes.key, "edges_resolve", "Every edge joins two nodes.", invariants.graph_edges_resolve),
-]
-
-
-@multi_asset_check(
-    specs=[AssetCheckSpec(name=name, asset=asset, description=text) for asset, name, text, _ in RULES],
-    name="chunk_invariants",
+START, END, PARTITION = (
+    "dagster/asset_partition_range_start",
+    "dagster/asset_partition_range_end",
+    "dagster/partition",
 )
-def chunk_invariants(store: DuckDBStore) -> Iterator[AssetCheckResult]:
-    """Check every invariant; mark the newly checked sets verified when all of them hold."""
+
+
+def _result(rules: dict[str, list[str]], severity: AssetCheckSeverity, **extra: object) -> AssetCheckResult:
+    found = [v for violations in rules.values() for v in violations]
+    return AssetCheckResult(
+        passed=not found,
+        severity=severity,
+        metadata={
+            **{rule: len(violations) for rule, violations in rules.items()},
+            "examples": "\n".join(found[:10]) or "none",
+            **extra,
+        },
+    )
+
+
+def _contract(store: DuckDBStore, level: int) -> AssetCheckResult:
     db = store.store()
-    # One connection for every rule (a connection per query would cost more than the
-    # queries); results are yielded once it is closed, so the file is not held while
-    # Dagster records them.
-    with db.session():
-        pending = invariants.pending_sets(db)
-        found = [(asset, name, rule(db)) for asset, name, _, rule in RULES]
-        if not any(violations for *_, violations in found):
+    with db.session():  # one connection for every rule
+        pending = invariants.pending_sets(db, level)
+        rules = {
+            "unique_ids": invariants.unique_ids(db, level),
+            "exact_slices": invariants.exact_slices(db, level, pending_only=True),
+            "budgets": invariants.budgets(db, level, pending_only=True),
+        }
+        if level == 0:
+            rules["no_orphans"] = invariants.no_orphans(db)
+            rules["parent_covers_children"] = invariants.parent_covers_children(db, pending_only=True)
+        if not any(rules.values()):
             invariants.mark_verified(db, pending)
-    for asset, name, violations in found:
-        yield AssetCheckResult(
-            asset_key=asset,
-            check_name=name,
-            passed=not violations,
-            severity=AssetCheckSeverity.ERROR,
-            metadata={
-                "violations": len(violations),
-                "examples": "\n".join(violations[:5]) or "none",
-                "sets_checked": len(pending),
-            },
-        )
+    return _result(rules, AssetCheckSeverity.ERROR, sets_checked=len(pending))
 
 
-CHECKS = [chunk_invariants]
+@asset_check(asset=parent_chunks, name="contract", description="Unique ids, exact slices, budgets.")
+def parent_contract(store: DuckDBStore) -> AssetCheckResult:
+    return _contract(store, 1)
+
+
+@asset_check(
+    asset=child_chunks, name="contract", description="Unique ids, exact slices, budgets, inside a parent."
+)
+def child_contract(store: DuckDBStore) -> AssetCheckResult:
+    return _contract(store, 0)
+
+
+@asset_check(asset=graph_nodes, name="edges_resolve", description="Every edge joins two nodes.")
+def edges_resolve(store: DuckDBStore) -> AssetCheckResult:
+    return _result({"edges_resolve": invariants.graph_edges_resolve(store.store())}, AssetCheckSeverity.ERROR)
+
+
+def _run_plan_shards(context: AssetCheckExecutionContext) -> dict[str, list[str]] | None:
+    """The plan keys and shards the run materialized (None: no partition tags, so all)."""
+    tags = context.run.tags
+    if PARTITION in tags and "|" in tags[PARTITION]:
+        plan, shard = tags[PARTITION].split("|")
+        return {plan: [shard]}
+    if START in tags and "|" in tags[START]:
+        (plan, low), (_, high) = tags[START].split("|"), tags[END].split("|")
+        return {plan: [f"{i:02d}" for i in range(int(low), int(high) + 1)]}
+    return None
+
+
+@asset_check(
+    asset=graph_nodes,
+    name="coverage",
+    description="Every current document has parents, children and graph records in every live plan.",
+)
+def coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
+    scope = _run_plan_shards(context)
+    violations = invariants.coverage(store.store(), scope)
+    return _result({"uncovered": violations}, AssetCheckSeverity.ERROR, scope=str(scope or "every live plan"))
+
+
+@asset_check(asset=documents, name="parse_failures", description="Files that could not be parsed, and why.")
+def parse_failures(store: DuckDBStore) -> AssetCheckResult:
+    return _result({"failed_files": invariants.failures(store.store(), ("parse",))}, AssetCheckSeverity.WARN)
+
+
+@asset_check(
+    asset=parent_chunks, name="chunk_failures", description="Documents a chunker failed on, and why."
+)
+def chunk_failures(store: DuckDBStore) -> AssetCheckResult:
+    found = invariants.failures(store.store(), ("parent", "child", "graph"))
+    return _result({"failed_documents": found}, AssetCheckSeverity.WARN)
+
+
+CHECKS = [parent_contract, child_contract, edges_resolve, coverage, parse_failures, chunk_failures]

@@ -1,13 +1,20 @@
-"""Jobs: one per partitions definition (a run cannot mix them); partitions follow the assets."""
+"""Jobs: one per partitions definition (a run cannot mix them); partitions follow the assets.
 
-from dagster import AssetSelection, define_asset_job
+Both run their steps in the run's own process (``in_process_executor``): the steps share one
+writer pool slot anyway, and a process per step cost seconds of start-up each.
+"""
+
+from dagster import AssetSelection, define_asset_job, in_process_executor
 
 from ingest_assets.defs.assets import child_chunks, documents, graph_nodes, parent_chunks, sources
 
 __all__ = ["chunks_job", "documents_job"]
 
-documents_job = define_asset_job("documents_job", selection=AssetSelection.assets(sources, documents))
+documents_job = define_asset_job(
+    "documents_job", selection=AssetSelection.assets(sources, documents), executor_def=in_process_executor
+)
 chunks_job = define_asset_job(
     "chunks_job",
     selection=AssetSelection.assets(parent_chunks, child_chunks, graph_nodes),
+    executor_def=in_process_executor,
 )

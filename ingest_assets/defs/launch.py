@@ -16,7 +16,7 @@ from ingest_assets.defs.metadata import result_from_metadata
 from ingest_assets.defs.partitions import PLAN_DIMENSION
 from ingest_assets.defs.private import free_pool_slots, instance_at
 from ingest_assets.defs.sensors import range_tags
-from ingest_assets.engine import ChunkResult, GraphResult, ParseResult, ScanResult, StepResult
+from ingest_assets.engine import ChunkResult, GraphResult, ParseResult, ScanResult, StepResult, combined
 from ingest_assets.settings import Settings
 
 __all__ = ["HOST_TAG", "PID_TAG", "Launcher", "dagster_home"]
@@ -69,10 +69,8 @@ class Launcher:
         self._release_orphans()
         known = set(self.instance.get_dynamic_partitions(PLAN_DIMENSION))
         missing = [key for key in keys if key not in known]
-        if missing:  # a run may only name registered keys
+        if missing:  # a run may only name registered keys; retired keys stay, with their history
             self.instance.add_dynamic_partitions(PLAN_DIMENSION, missing)
-        for retired in sorted(known - set(keys)):
-            self.instance.delete_dynamic_partition(PLAN_DIMENSION, retired)
 
     def _release_orphans(self) -> None:
         """Fail the runs of killed ``ingest run`` processes on this host and free their pool slots.
@@ -110,11 +108,12 @@ class Launcher:
             raise RuntimeError(
                 f"run {result.run_id} failed: " + "; ".join(errors or ["see the Dagster run log"])
             )
-        found: dict[str, StepResult] = {}
-        # A range run records one materialization per partition with the same metadata: read one.
+        # Each partition's materialization carries its own shard's result: add them up.
+        found: dict[str, list[StepResult]] = {}
         for event in result.get_asset_materialization_events():
             materialization = event.step_materialization_data.materialization
             name = materialization.asset_key.to_user_string()
-            if name not in found:
-                found[name] = result_from_metadata(_RESULTS[name], dict(materialization.metadata))
-        return found
+            found.setdefault(name, []).append(
+                result_from_metadata(_RESULTS[name], dict(materialization.metadata))
+            )
+        return {name: combined(results, _RESULTS[name]()) for name, results in found.items()}

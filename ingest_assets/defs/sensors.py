@@ -1,37 +1,55 @@
-"""Sensors: the inbox sensor (files changed) and the plan sensor (plans file changed).
+"""The one automation: ``ingest_sensor`` asks the store what is pending and runs exactly that.
 
-The inbox sensor reads only file names, sizes and mtimes (cheap, no hashing, no DuckDB) and
-keeps one digest per shard in its cursor; a shard whose digest moved gets a documents run,
-and the chunk assets follow through their eager automation condition. The plan sensor keeps
-the dynamic ``plan`` partitions equal to the plans file and launches one single-run backfill
-over all shards of each new plan key.
+Each tick (every ``INGEST_SENSOR_SECONDS``, default 30):
+
+1. The plans file is read; an invalid one launches nothing and says why (the tick's skip
+   reason); its keys are added as ``plan`` partitions (a retired key keeps its partition and
+   history; the store's views serve live plans only).
+2. While a run this sensor launched is queued or running, nothing more is launched: the store
+   is about to change.
+3. ``IngestEngine.pending()`` (read-only) says which partitions have work. Document work comes
+   first: one ``documents_job`` run per shard with new, changed, deleted or unparsed files.
+   Without it, one ``chunks_job`` run per plan and shard with sets to chunk or relink (a new or
+   returning plan key, an edit's new version, a catch-up after the sensor was off).
+4. Run keys derive from the pending work (``Pending.keys``) and the number of earlier failed
+   attempts at it, so the same work is never launched twice while it succeeds, a failed run is
+   retried (at most ``MAX_ATTEMPTS`` times, then the tick says so), and any change (an edit, a
+   fix, a plan put back) is new work. Nothing pending: no run.
 """
 
-import hashlib
-import json
-from pathlib import Path
-
 from dagster import (
+    DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
+    RunsFilter,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
     sensor,
 )
 
-from chunking import Document
 from ingest_assets.defs.jobs import chunks_job, documents_job
 from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.engine import SHARDS, shard_of
-from ingest_assets.inbox import walk_inbox
+from ingest_assets.engine import IngestEngine
 from ingest_assets.plans import PlanError
+from ingest_assets.settings import Settings
+from ingest_assets.store import IngestStore, StoreError
 
-__all__ = ["inbox_sensor", "plan_sensor", "range_tags"]
+__all__ = ["AUTOMATION_TAG", "MAX_ATTEMPTS", "WORK_TAG", "ingest_sensor", "range_tags"]
 
-INBOX_INTERVAL_SECONDS = 60
-PLAN_INTERVAL_SECONDS = 30
+AUTOMATION_TAG, WORK_TAG = "ingest/automation", "ingest/work"
+MAX_ATTEMPTS = 3
+# A tick must not wait long for a store another process writes: it skips and tries next time.
+STORE_WAIT_SECONDS = 5.0
+_ACTIVE = [
+    DagsterRunStatus.QUEUED,
+    DagsterRunStatus.NOT_STARTED,
+    DagsterRunStatus.STARTING,
+    DagsterRunStatus.STARTED,
+    DagsterRunStatus.CANCELING,
+]
+_FAILED = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 
 
 def range_tags(start: str, end: str) -> dict[str, str]:
@@ -39,61 +57,62 @@ def range_tags(start: str, end: str) -> dict[str, str]:
     return {"dagster/asset_partition_range_start": start, "dagster/asset_partition_range_end": end}
 
 
-def shard_digests(inbox: str | Path) -> dict[str, str]:
-    """Return a digest per shard of the inbox listing (path, size, mtime), from the same walk as
-    the scan (links and special files skipped).
-
-    Raises:
-        FileNotFoundError: The inbox is not a folder.
-    """
-    hashes = {shard: hashlib.sha256() for shard in SHARDS}
-    for found in walk_inbox(inbox).files:
-        shard = shard_of(Document.node_id_for(found.uri))
-        hashes[shard].update(f"{found.path}\x1f{found.stat.st_size}\x1f{found.stat.st_mtime_ns}\n".encode())
-    return {shard: digest.hexdigest()[:16] for shard, digest in hashes.items()}
-
-
 @sensor(
-    job=documents_job,
-    minimum_interval_seconds=INBOX_INTERVAL_SECONDS,
+    jobs=[documents_job, chunks_job],
+    minimum_interval_seconds=Settings.from_env().sensor_seconds,
     default_status=DefaultSensorStatus.STOPPED,
 )
-def inbox_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
-    """Request a documents run for each shard whose files were added, changed or deleted."""
-    if not Path(store.inbox).is_dir():
-        return SkipReason(f"inbox {store.inbox} is not a folder; set INGEST_INBOX")
-    before = json.loads(context.cursor) if context.cursor else {}
-    now = shard_digests(store.inbox)
-    changed = [shard for shard in SHARDS if before.get(shard) != now[shard]]
-    requests = [RunRequest(run_key=f"inbox:{shard}:{now[shard]}", partition_key=shard) for shard in changed]
-    return SensorResult(run_requests=requests, cursor=json.dumps(now, sort_keys=True))
-
-
-@sensor(
-    job=chunks_job,
-    minimum_interval_seconds=PLAN_INTERVAL_SECONDS,
-    default_status=DefaultSensorStatus.STOPPED,
-)
-def plan_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
-    """Register new plan keys as ``plan`` partitions, drop retired ones, backfill the new ones."""
+def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
+    """Launch a run for each partition the store says has work (see the module docstring)."""
+    instance = context.instance
     try:
-        current = sorted(plan.key for plan in store.plans())
+        plans = store.plans()
     except PlanError as error:
-        return SkipReason(f"plans file is invalid, nothing registered: {error}")
-    known = set(context.instance.get_dynamic_partitions(PLAN_DIMENSION))
-    added = [key for key in current if key not in known]
-    retired = sorted(known - set(current))
-    requests = [
-        RunRequest(run_key=f"plan:{key}", tags=range_tags(f"{key}|{SHARDS[0]}", f"{key}|{SHARDS[-1]}"))
-        for key in added
-    ]
-    partition_requests = []
-    if added:
-        partition_requests.append(plan_partitions.build_add_request(added))
-    if retired:
-        partition_requests.append(plan_partitions.build_delete_request(retired))
-    return SensorResult(
-        run_requests=requests,
-        dynamic_partitions_requests=partition_requests,
-        cursor=json.dumps(current),
-    )
+        return SkipReason(f"the plans file is invalid, nothing launched: {error}")
+    known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
+    added = [plan.key for plan in plans if plan.key not in known]
+    partitions = [plan_partitions.build_add_request(added)] if added else []
+    active = instance.get_runs(filters=RunsFilter(statuses=_ACTIVE, tags={AUTOMATION_TAG: "true"}), limit=1)
+    if active:
+        return SensorResult(
+            skip_reason=f"waiting for run {active[0].run_id}", dynamic_partitions_requests=partitions
+        )
+    view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS)
+    try:
+        pending = IngestEngine(view, store.inbox, plans, store.settings().limits).pending()
+    except StoreError as error:
+        return SensorResult(
+            skip_reason=f"store busy, trying next tick: {error}", dynamic_partitions_requests=partitions
+        )
+    if pending.documents:
+        work = [(documents_job.name, shard) for shard in pending.documents]
+    else:
+        work = [
+            (chunks_job.name, f"{key}|{shard}") for key, shards in pending.chunks.items() for shard in shards
+        ]
+    requests, exhausted = [], []
+    for job, partition in work:
+        key = pending.keys[partition]
+        failed = instance.get_runs_count(RunsFilter(statuses=_FAILED, tags={WORK_TAG: key}))
+        if failed >= MAX_ATTEMPTS:
+            exhausted.append(partition)
+            continue
+        requests.append(
+            RunRequest(
+                run_key=f"{job}:{partition}:{key}:{failed}",
+                job_name=job,
+                partition_key=partition,
+                tags={AUTOMATION_TAG: "true", WORK_TAG: key},
+            )
+        )
+    if requests:
+        return SensorResult(run_requests=requests, dynamic_partitions_requests=partitions)
+    reason = "nothing pending"
+    if exhausted:
+        shown = ", ".join(exhausted[:4])
+        reason = (
+            f"{len(exhausted)} partitions failed {MAX_ATTEMPTS} times with the same work ({shown}): "
+            "see those runs and fix the cause (a changed file or plan is new work), or launch them "
+            "from the UI"
+        )
+    return SensorResult(skip_reason=reason, dynamic_partitions_requests=partitions)

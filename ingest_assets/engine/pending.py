@@ -9,8 +9,11 @@ documents get new versions).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from chunking.parsers import ParseLimits
 from ingest_assets.engine.batching import subset
@@ -37,11 +40,18 @@ class IdleShard:
 class Pending:
     """The partitions with work: ``documents``, sorted shards with source or parse work;
     ``chunks``, plan key -> sorted shards with chunk work; ``idle``, per shard, see
-    :class:`IdleShard`."""
+    :class:`IdleShard`.
+
+    ``keys`` names the work of each partition (``"<shard>"`` for documents, ``"<plan>|<shard>"``
+    for chunks): a digest of what is missing there (the files and contents to scan or parse;
+    the document versions and sets to chunk), so the same work has the same key and any change
+    to it (an edit, a fix, a plan put back) a new one. Automation derives run keys from it.
+    """
 
     documents: list[str]
     chunks: dict[str, list[str]]
     idle: dict[str, IdleShard]
+    keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -60,35 +70,59 @@ def pending_work(
     source work everywhere, for the scan step to report)."""
     idle = {shard: IdleShard() for shard in shards}
     if diff is None:
-        return Pending(sorted(shards), {}, idle)
-    documents: set[str] = {w.shard for w in diff.writes}
+        return Pending(sorted(shards), {}, idle, {shard: _digest(["no inbox"]) for shard in shards})
+    work: dict[str, list[Any]] = {}
+    for w in diff.writes:
+        work.setdefault(w.shard, []).append(("source", w.uri, w.content_hash, w.deleted))
     for shard, counts in diff.results.items():
         idle[shard].files = counts.files
     for source in diff.known.values():
         if source.deleted:
             continue
         if needs_parse(source, limits):
-            documents.add(source.shard)
+            work.setdefault(source.shard, []).append(("parse", source.uri, source.content_hash))
         else:
             idle[source.shard].unchanged += 1
-    live = set(store.live_plans())
+    documents = set(work)
+    keys = {shard: _digest(items) for shard, items in work.items()}
+    registrations = store.plan_registrations()
+    live = {key for key, (is_live, _) in registrations.items() if is_live}
     current = store.current_documents(subset(shards, SHARDS))
     chunks: dict[str, set[str]] = {}
     for plan_key, plan in plans.items():
-        work = set(documents) if plan_key in live else set(shards)
-        reused = _plan_pending(store, plan, current, work)
+        missing: dict[str, list[Any]] = {}
+        if plan_key not in live:
+            # When it was last registered tells a plan coming back from one it never was.
+            since = str(registrations.get(plan_key, (False, "never"))[1])
+            missing = {shard: [("plan not live", plan_key, since)] for shard in shards}
+        for shard in documents:
+            missing.setdefault(shard, []).append(("documents", keys[shard]))
+        reused = _plan_pending(store, plan, current, missing)
         for shard in shards:
             idle[shard].reused[plan_key] = reused.get(shard, {"parent": 0, "child": 0, "graph": 0})
-        if work:
-            chunks[plan_key] = work
-    if live - set(plans) and plans and not chunks:
+        if missing:
+            chunks[plan_key] = set(missing)
+            for shard, items in missing.items():
+                keys[f"{plan_key}|{shard}"] = _digest([plan_key, *items])
+    retired = sorted(live - set(plans))
+    if retired and plans and not chunks:
         # Only a retirement: one chunk run registers the plans file's plans.
-        chunks[next(iter(plans))] = {min(shards)}
-    return Pending(sorted(documents), {key: sorted(value) for key, value in chunks.items()}, idle)
+        plan_key, shard = next(iter(plans)), min(shards)
+        chunks[plan_key] = {shard}
+        keys[f"{plan_key}|{shard}"] = _digest(["retire", *retired])
+    return Pending(sorted(documents), {key: sorted(value) for key, value in chunks.items()}, idle, keys)
 
 
-def _plan_pending(store: IngestStore, plan: Plan, current: list, work: set[str]) -> dict[str, dict[str, int]]:
-    """Add to ``work`` the shards where ``plan`` has a member to write; count reused sets."""
+def _digest(items: list[Any]) -> str:
+    """A short digest of some work (JSON of sorted items)."""
+    text = json.dumps(sorted(items, key=repr), default=str, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _plan_pending(
+    store: IngestStore, plan: Plan, current: list, missing: dict[str, list[Any]]
+) -> dict[str, dict[str, int]]:
+    """Add to ``missing`` what ``plan`` has to write, per shard; count reused sets."""
     by_role = store.members_by_role(plan.key)
     parents, children, graphs = by_role["parent"], by_role["child"], by_role["graph"]
     failed_parent = store.failed_keys("parent", plan.key)
@@ -103,7 +137,7 @@ def _plan_pending(store: IngestStore, plan: Plan, current: list, work: set[str])
         parent = parent_set_key(doc.document_id, doc.version_id, route.parent_fingerprint)
         if parents.get(doc.document_id) != (parent, ""):
             if failed_key not in failed_parent:
-                work.add(doc.shard)
+                missing.setdefault(doc.shard, []).append(("parent", parent))
             continue
         count["parent"] += 1
         child = child_set_key(
@@ -111,11 +145,12 @@ def _plan_pending(store: IngestStore, plan: Plan, current: list, work: set[str])
         )
         if children.get(doc.document_id) != (child, parent):
             if failed_key not in failed_child:
-                work.add(doc.shard)
+                missing.setdefault(doc.shard, []).append(("child", child))
             continue
         count["child"] += 1
-        if graphs.get(doc.document_id) != (graph_set_key(parent, child), child):
-            work.add(doc.shard)
+        graph = graph_set_key(parent, child)
+        if graphs.get(doc.document_id) != (graph, child):
+            missing.setdefault(doc.shard, []).append(("graph", graph))
             continue
         count["graph"] += 1
     return counts

@@ -38,22 +38,27 @@ def _chunks_sql(columns: str, level: int, pending_only: bool, extra: str = "") -
     )
 
 
-def pending_sets(store: IngestStore) -> list[str]:
-    """Keys of current parent and child sets whose per-set invariants were never verified."""
+def pending_sets(store: IngestStore, level: int | None = None) -> list[str]:
+    """Keys of current sets (parent and child, or of one ``level``) whose per-set invariants
+    were never verified."""
+    roles = ["parent", "child"] if level is None else [_ROLE[level]]
     rows = store.query(
         "SELECT DISTINCT m.set_key FROM current_members m "
-        f"WHERE m.role IN ('parent', 'child') {_PENDING} ORDER BY 1"
+        f"WHERE list_contains(?, m.role) {_PENDING} ORDER BY 1",
+        [roles],
     )
     return [r[0] for r in rows]
 
 
 def mark_verified(store: IngestStore, set_keys: list[str]) -> None:
-    """Record that ``set_keys`` passed the per-set invariants (they never change afterwards)."""
+    """Record that ``set_keys`` passed the per-set invariants (they never change afterwards);
+    keys recorded already are left as they are."""
     if set_keys:
         with store.transaction() as con:
             con.execute(
-                "INSERT OR IGNORE INTO verified_sets SELECT unnest(?::VARCHAR[]), now()::TIMESTAMP",
-                [set_keys],
+                "INSERT INTO verified_sets SELECT k, now()::TIMESTAMP "
+                "FROM (SELECT unnest(?::VARCHAR[]) AS k) WHERE k NOT IN (SELECT set_key FROM verified_sets)",
+                [sorted(set(set_keys))],
             )
 
 
@@ -192,6 +197,42 @@ def graph_edges_resolve(store: IngestStore) -> list[str]:
         [LIMIT],
     )
     return [f"{plan}: {kind} edge {a} -> {b} has a missing end" for plan, kind, a, b in rows]
+
+
+def coverage(store: IngestStore, plan_shards: dict[str, list[str]] | None = None) -> list[str]:
+    """Every current document a live plan routes has a current parent, child and graph set in
+    that plan (of ``plan_shards``: plan key -> shards, else every live plan and shard), unless
+    its content failed a step under the plan (``ingest_failures`` lists it)."""
+    rows = store.query(
+        "SELECT p.plan_key, d.shard, d.source_uri, r.role FROM plans p "
+        "CROSS JOIN current_documents d CROSS JOIN (SELECT unnest(['parent', 'child', 'graph']) AS role) r "
+        "WHERE p.live AND NOT EXISTS (SELECT 1 FROM current_members m WHERE m.plan_key = p.plan_key "
+        "  AND m.document_id = d.document_id AND m.role = r.role) "
+        "AND NOT EXISTS (SELECT 1 FROM failure_log f WHERE f.source_uri = d.source_uri "
+        "  AND f.content_hash = d.content_hash AND f.plan_key = p.plan_key) "
+        "ORDER BY 1, 2, 3, 4"
+    )
+    plans = dict(store.query("SELECT plan_key, settings FROM plans WHERE live"))
+    kinds = dict(store.query("SELECT source_uri, kind FROM current_documents"))
+    bad = []
+    for plan, shard, uri, role in rows:
+        if plan_shards is not None and shard not in plan_shards.get(plan, ()):
+            continue
+        routes = json.loads(plans[plan])
+        if kinds[uri] not in routes and "*" not in routes:
+            continue  # the plan does not route this kind
+        bad.append(f"{plan}|{shard}: {uri} has no current {role} set")
+    return bad[:LIMIT]
+
+
+def failures(store: IngestStore, stages: tuple[str, ...] = ("parse",)) -> list[str]:
+    """Each recorded failure of current content at ``stages``: the file and the message."""
+    rows = store.query(
+        "SELECT source_uri, stage, plan_key, error FROM ingest_failures WHERE list_contains(?, stage) "
+        "ORDER BY source_uri, stage LIMIT ?",
+        [list(stages), LIMIT],
+    )
+    return [f"{uri} ({stage}{' ' + plan if plan else ''}): {error}" for uri, stage, plan, error in rows]
 
 
 # The invariants that hold per chunk set, so a set verified once stays verified.

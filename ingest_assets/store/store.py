@@ -145,6 +145,12 @@ class IngestStore:
                     )
         return added
 
+    def plan_registrations(self) -> dict[str, tuple[bool, Any]]:
+        """Every stored plan key: whether it is live, and when it was last registered."""
+        return {
+            key: (live, at) for key, live, at in self.query("SELECT plan_key, live, registered_at FROM plans")
+        }
+
     def live_plans(self) -> list[str]:
         """Return the keys of live plans, sorted."""
         return [key for (key,) in self.query("SELECT plan_key FROM plans WHERE live ORDER BY plan_key")]

@@ -13,7 +13,8 @@ import yaml
 from dagster import DagsterInstance
 
 from ingest_assets.cli import run_pipeline
-from ingest_assets.plans import _plans_at
+from ingest_assets.engine import SHARDS, IngestEngine
+from ingest_assets.plans import Plan, _plans_at, load_plans
 from ingest_assets.store import IngestStore
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
@@ -60,6 +61,19 @@ class Pipeline:
             plans_file=str(self.plans_file),
             instance=self.instance,
         )
+
+    def plans(self) -> list[Plan]:
+        return load_plans(self.plans_file)
+
+    def engine(self) -> IngestEngine:
+        """The engine over this inbox, store and plans (no Dagster)."""
+        return IngestEngine(self.store, self.inbox, self.plans())
+
+    def run_engine_documents(self) -> None:
+        """Scan and parse every shard through the engine (what a documents run does)."""
+        engine = self.engine()
+        engine.run("sources", SHARDS)
+        engine.run("documents", SHARDS)
 
     @property
     def store(self) -> IngestStore:

@@ -30,8 +30,13 @@ def test_definitions_hold_the_asset_graph() -> None:
     assert graph.get(AssetKey("child_chunks")).parent_keys == {AssetKey("parent_chunks")}
     dims = graph.get(AssetKey("parent_chunks")).partitions_def.partition_dimension_names
     assert dims == ["plan", "shard"]
-    assert {s.name for s in defs.sensors} == {"inbox_sensor", "plan_sensor"}
-    assert {s.name for s in defs.schedules} == {"reconcile_schedule"}
+    assert {s.name for s in defs.sensors} == {"ingest_sensor"}  # the one switch
+    assert not any(graph.get(key).automation_condition for key in graph.get_all_asset_keys())
+    checks = {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys}
+    assert checks == {
+        ("parent_chunks", "contract"), ("child_chunks", "contract"), ("graph_nodes", "edges_resolve"),
+        ("graph_nodes", "coverage"), ("documents", "parse_failures"), ("parent_chunks", "chunk_failures"),
+    }  # fmt: skip
 
 
 def test_dagster_definitions_validate_passes() -> None:

@@ -1,92 +1,114 @@
-"""The inbox and plan sensors, evaluated with build_sensor_context on a real ephemeral instance."""
+"""``ingest_sensor``, evaluated with build_sensor_context on a real ephemeral instance and store."""
 
 from __future__ import annotations
 
-import json
+import os
 import shutil
-from pathlib import Path
 
-import yaml
-from dagster import DagsterInstance, build_sensor_context
+from dagster import DagsterRunStatus, SensorResult, SkipReason, build_sensor_context
+from dagster._core.test_utils import create_run_for_test
 
+from ingest_assets.defs.partitions import PLAN_DIMENSION
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.defs.sensors import inbox_sensor, plan_sensor, shard_digests
-from ingest_assets.plans import _plans_at
-from tests.ingest.conftest import SAMPLE, plan_spec
+from ingest_assets.defs.sensors import AUTOMATION_TAG, MAX_ATTEMPTS, WORK_TAG, ingest_sensor
+from tests.ingest.conftest import Pipeline, plan_spec
 
 
-def _store(tmp_path: Path, inbox: Path, plans: Path) -> DuckDBStore:
-    return DuckDBStore(database=str(tmp_path / "i.duckdb"), inbox=str(inbox), plans_file=str(plans))
-
-
-def test_inbox_sensor_requests_only_changed_shards(tmp_path: Path) -> None:
-    inbox = tmp_path / "inbox"
-    shutil.copytree(SAMPLE, inbox)
-    store = _store(tmp_path, inbox, tmp_path / "plans.yaml")
-    instance = DagsterInstance.ephemeral()
-
-    first = inbox_sensor(build_sensor_context(instance=instance, cursor=None, resources={"store": store}))
-    assert sorted(r.partition_key for r in first.run_requests) == [f"{i:02d}" for i in range(8)]
-    cursor = first.cursor
-    assert json.loads(cursor) == shard_digests(inbox)
-
-    quiet = inbox_sensor(build_sensor_context(instance=instance, cursor=cursor, resources={"store": store}))
-    assert quiet.run_requests == [] and quiet.cursor == cursor
-
-    edited = inbox / "getting-started.md"
-    edited.write_text(edited.read_text() + "\nmore\n")
-    changed = inbox_sensor(build_sensor_context(instance=instance, cursor=cursor, resources={"store": store}))
-    (request,) = changed.run_requests
-    assert request.partition_key == shard_digests_changed(cursor, changed.cursor)
-    assert request.job_name in (None, "documents_job")
-
-
-def shard_digests_changed(before: str, after: str) -> str:
-    old, new = json.loads(before), json.loads(after)
-    (shard,) = [s for s in new if old[s] != new[s]]
-    return shard
-
-
-def test_plan_sensor_registers_new_keys_and_backfills_them(tmp_path: Path) -> None:
-    plans = tmp_path / "plans.yaml"
-    plans.write_text(yaml.safe_dump({"plans": {"default": plan_spec()}}))
-    _plans_at.cache_clear()
-    store = _store(tmp_path, SAMPLE, plans)
-    instance = DagsterInstance.ephemeral()
-
-    result = plan_sensor(build_sensor_context(instance=instance, cursor=None, resources={"store": store}))
-    (key,) = json.loads(result.cursor)
-    (add,) = result.dynamic_partitions_requests
-    assert add.partitions_def_name == "plan" and list(add.partition_keys) == [key]
-    (request,) = result.run_requests
-    assert request.tags["dagster/asset_partition_range_start"] == f"{key}|00"
-    assert request.tags["dagster/asset_partition_range_end"] == f"{key}|07"
-
-    instance.add_dynamic_partitions("plan", [key])  # what the daemon does with the request
-    again = plan_sensor(
-        build_sensor_context(instance=instance, cursor=result.cursor, resources={"store": store})
+def _tick(pipeline: Pipeline) -> SensorResult | SkipReason:
+    store = DuckDBStore(
+        database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file)
     )
-    assert again.run_requests == [] and again.dynamic_partitions_requests == []
-
-    plans.write_text(yaml.safe_dump({"plans": {"default": plan_spec(child=150)}}))
-    _plans_at.cache_clear()
-    changed = plan_sensor(
-        build_sensor_context(instance=instance, cursor=again.cursor, resources={"store": store})
-    )
-    (new_key,) = json.loads(changed.cursor)
-    assert new_key != key and new_key.startswith("default-")
-    kinds = {type(r).__name__: list(r.partition_keys) for r in changed.dynamic_partitions_requests}
-    assert kinds == {"AddDynamicPartitionsRequest": [new_key], "DeleteDynamicPartitionsRequest": [key]}
-    assert len(changed.run_requests) == 1
+    context = build_sensor_context(instance=pipeline.instance, resources={"store": store})
+    return ingest_sensor(context)
 
 
-def test_plan_sensor_skips_an_invalid_plans_file(tmp_path: Path) -> None:
-    plans = tmp_path / "plans.yaml"
-    plans.write_text("plans: {default: {routes: {'*': {parent: {strategy: section, size: 0}}}}}")
-    _plans_at.cache_clear()
-    result = plan_sensor(
-        build_sensor_context(
-            instance=DagsterInstance.ephemeral(), resources={"store": _store(tmp_path, SAMPLE, plans)}
-        )
-    )
-    assert "invalid" in str(result.skip_message)
+def _requests(result: SensorResult | SkipReason) -> list[tuple[str, str, str]]:
+    runs = result.run_requests if isinstance(result, SensorResult) else []
+    return sorted((r.job_name, r.partition_key, r.run_key) for r in runs)
+
+
+def _skip(result: SensorResult | SkipReason) -> str:
+    reason = result.skip_message if isinstance(result, SkipReason) else result.skip_reason
+    return getattr(reason, "skip_message", reason) or ""
+
+
+def test_a_new_store_gets_one_documents_run_per_shard_with_files_then_nothing(pipeline: Pipeline) -> None:
+    first = _tick(pipeline)
+    jobs = {job for job, _, _ in _requests(first)}
+    assert jobs == {"documents_job"} and len(_requests(first)) >= 1
+    (request,) = first.dynamic_partitions_requests
+    assert list(request.partition_keys) == [p.key for p in pipeline.plans()]
+    assert _requests(_tick(pipeline)) == _requests(first)  # same work, same run keys: launched once
+    pipeline.run()
+    quiet = _tick(pipeline)
+    assert _requests(quiet) == [] and _skip(quiet) == "nothing pending"
+
+
+def test_an_edit_asks_for_its_shard_then_its_chunks(pipeline: Pipeline) -> None:
+    pipeline.run()
+    edited = pipeline.inbox / "getting-started.md"
+    edited.write_text(edited.read_text() + "\n\nOne more paragraph.\n")
+    (docs,) = _requests(_tick(pipeline))
+    assert docs[0] == "documents_job"
+    pipeline.engine().run("sources", [docs[1]])
+    pipeline.engine().run("documents", [docs[1]])
+    (chunks,) = _requests(_tick(pipeline))
+    assert chunks[0] == "chunks_job" and chunks[1].endswith(f"|{docs[1]}")
+
+
+def test_a_returning_plan_key_is_chunked_again(pipeline: Pipeline) -> None:
+    """A -> B -> A -> B: each change is pending work with a run key never used before."""
+    seen: set[str] = set()
+    for child in (200, 150, 200, 150):
+        pipeline.write_plans(default=plan_spec(child=child))
+        pipeline.run_engine_documents()
+        requests = _requests(_tick(pipeline))
+        assert requests and all(job == "chunks_job" for job, _, _ in requests)
+        keys = {key for _, _, key in requests}
+        assert not keys & seen
+        seen |= keys
+        pipeline.run()
+        assert _requests(_tick(pipeline)) == []
+
+
+def test_an_invalid_plans_file_launches_nothing_and_says_why(pipeline: Pipeline) -> None:
+    pipeline.plans_file.write_text("plans:\n  default:\n    routes: {'*': {parent: {strategy: nope}}}\n")
+    result = _tick(pipeline)
+    assert _requests(result) == [] and "plans file is invalid" in _skip(result)
+
+
+def test_a_failed_run_is_retried_then_given_up(pipeline: Pipeline) -> None:
+    first = _requests(_tick(pipeline))
+    job, partition, run_key = first[0]
+    work = run_key.split(":")[2]
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        create_run_for_test(pipeline.instance, job_name=job, status=DagsterRunStatus.FAILURE,
+                            tags={AUTOMATION_TAG: "true", WORK_TAG: work})  # fmt: skip
+        retried = {p: k for _, p, k in _requests(_tick(pipeline))}
+        if attempt < MAX_ATTEMPTS:
+            assert retried[partition].endswith(f":{attempt}")
+        else:
+            assert partition not in retried
+    create_run_for_test(pipeline.instance, job_name=job, status=DagsterRunStatus.STARTED,
+                        tags={AUTOMATION_TAG: "true", WORK_TAG: "other"})  # fmt: skip
+    waiting = _tick(pipeline)
+    assert _requests(waiting) == [] and _skip(waiting).startswith("waiting for run")
+
+
+def test_a_dangling_link_and_a_fifo_do_not_stop_a_tick(pipeline: Pipeline) -> None:
+    pipeline.run()
+    (pipeline.inbox / "dangling.md").symlink_to(pipeline.inbox / "gone.md")
+    os.mkfifo(pipeline.inbox / "pipe")
+    shutil.copyfile(pipeline.inbox / "getting-started.md", pipeline.inbox / "copy.md")
+    (request,) = _requests(_tick(pipeline))
+    assert request[0] == "documents_job"
+
+
+def test_retired_plan_keys_keep_their_partitions(pipeline: Pipeline) -> None:
+    pipeline.run()
+    old = [p.key for p in pipeline.plans()]
+    pipeline.write_plans(default=plan_spec(child=150))
+    pipeline.run()
+    _tick(pipeline)
+    keys = set(pipeline.instance.get_dynamic_partitions(PLAN_DIMENSION))
+    assert set(old) < keys and len(keys) == 2
