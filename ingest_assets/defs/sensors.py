@@ -17,7 +17,10 @@ Each tick (every ``INGEST_SENSOR_SECONDS``, default 30):
    fix, a plan put back) is new work. Nothing pending: no run.
 """
 
+from typing import Any
+
 from dagster import (
+    AssetKey,
     DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
@@ -31,7 +34,7 @@ from dagster import (
 from ingest_assets.defs.jobs import chunks_job, documents_job
 from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.engine import IngestEngine
+from ingest_assets.engine import SHARDS, IngestEngine
 from ingest_assets.plans import PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, StoreError
@@ -50,6 +53,12 @@ _ACTIVE = [
     DagsterRunStatus.CANCELING,
 ]
 _FAILED = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
+
+
+def _never_materialized(instance: Any, asset: str, partitions: list[str]) -> list[str]:
+    """Which of ``partitions`` of ``asset`` have no materialization at all."""
+    made = instance.get_materialized_partitions(AssetKey(asset))
+    return [p for p in partitions if p not in made]
 
 
 def range_tags(start: str, end: str) -> dict[str, str]:
@@ -84,15 +93,21 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
         return SensorResult(
             skip_reason=f"store busy, trying next tick: {error}", dynamic_partitions_requests=partitions
         )
-    if pending.documents:
-        work = [(documents_job.name, shard) for shard in pending.documents]
+    # Partitions never materialized (a shard with no file yet) get a run too, so every partition
+    # shows what the store holds there, not "missing".
+    unmade = _never_materialized(instance, "documents", list(SHARDS))
+    if pending.documents or unmade:
+        work = [(documents_job.name, shard) for shard in sorted({*pending.documents, *unmade})]
     else:
+        chunk_work = {f"{key}|{shard}" for key, shards in pending.chunks.items() for shard in shards}
+        every = [f"{plan.key}|{shard}" for plan in plans for shard in SHARDS]
         work = [
-            (chunks_job.name, f"{key}|{shard}") for key, shards in pending.chunks.items() for shard in shards
+            (chunks_job.name, p)
+            for p in sorted(chunk_work | set(_never_materialized(instance, "graph_nodes", every)))
         ]
     requests, exhausted = [], []
     for job, partition in work:
-        key = pending.keys[partition]
+        key = pending.keys.get(partition, f"unmaterialized-{partition}")
         failed = instance.get_runs_count(RunsFilter(statuses=_FAILED, tags={WORK_TAG: key}))
         if failed >= MAX_ATTEMPTS:
             exhausted.append(partition)

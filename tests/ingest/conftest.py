@@ -13,7 +13,7 @@ import yaml
 from dagster import DagsterInstance
 
 from ingest_assets.cli import run_pipeline
-from ingest_assets.engine import SHARDS, IngestEngine
+from ingest_assets.engine import IngestEngine
 from ingest_assets.plans import Plan, _plans_at, load_plans
 from ingest_assets.store import IngestStore
 
@@ -68,12 +68,6 @@ class Pipeline:
     def engine(self) -> IngestEngine:
         """The engine over this inbox, store and plans (no Dagster)."""
         return IngestEngine(self.store, self.inbox, self.plans())
-
-    def run_engine_documents(self) -> None:
-        """Scan and parse every shard through the engine (what a documents run does)."""
-        engine = self.engine()
-        engine.run("sources", SHARDS)
-        engine.run("documents", SHARDS)
 
     @property
     def store(self) -> IngestStore:
