@@ -17,11 +17,12 @@ module        job
 
 from __future__ import annotations
 
-from dagster import Definitions, in_process_executor
+from dagster import Definitions, MetadataValue, in_process_executor
 
 from ingest_assets.defs import assets
 from ingest_assets.defs.checks import CHECKS
 from ingest_assets.defs.jobs import chunks_job, documents_job
+from ingest_assets.defs.metadata import plans_table
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.defs.sensors import ingest_sensor
 from ingest_assets.settings import Settings
@@ -39,15 +40,13 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         PlanError: The plans file is missing or invalid.
     """
     store = DuckDBStore.from_settings(settings or Settings.from_env())
-    store.plans()
+    described = {"plans": MetadataValue.md(plans_table(store.plans()))}  # the plan settings, in the UI
+    chunk_assets = [
+        asset.map_asset_specs(lambda spec: spec.replace_attributes(metadata={**spec.metadata, **described}))
+        for asset in (assets.parent_chunks, assets.child_chunks, assets.graph_nodes)
+    ]
     return Definitions(
-        assets=[
-            assets.sources,
-            assets.documents,
-            assets.parent_chunks,
-            assets.child_chunks,
-            assets.graph_nodes,
-        ],
+        assets=[assets.sources, assets.documents, *chunk_assets],
         asset_checks=CHECKS,
         jobs=[documents_job, chunks_job],
         sensors=[ingest_sensor],

@@ -8,6 +8,7 @@ failures and the preview Markdown tables whose document column is the file name.
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -15,8 +16,9 @@ from urllib.parse import unquote, urlparse
 from dagster import MetadataValue
 
 from ingest_assets.engine import ChunkResult, FailedFile, StepResult
+from ingest_assets.plans import Plan
 
-__all__ = ["file_name", "md_cell", "result_from_metadata", "result_metadata"]
+__all__ = ["file_name", "md_cell", "plans_table", "result_from_metadata", "result_metadata"]
 
 
 def file_name(uri: str) -> str:
@@ -80,3 +82,19 @@ def result_from_metadata(kind: type[StepResult], metadata: dict[str, Any]) -> St
             if f.type in ("int", int) or isinstance(value, int | dict):
                 values[f.name] = value
     return kind(**values)
+
+
+def plans_table(plans: list[Plan]) -> str:
+    """The live plans of the plans file as a Markdown table: key, kinds, parent and child settings.
+
+    Plan partitions not listed here are retired: their sets stay stored (putting the settings
+    back reuses them) and the store's views leave them out.
+    """
+    lines = ["| plan key | kinds | parent | child |", "|---|---|---|---|"]
+    for plan in plans:
+        for kind, route in plan.settings().items():
+            parent, child = (json.dumps(route[role], sort_keys=True) for role in ("parent", "child"))
+            lines.append(f"| {plan.key} | {md_cell(kind)} | {md_cell(parent, 400)} | {md_cell(child, 400)} |")
+    lines.append("")
+    lines.append("Plan partitions not in this table are retired: kept, with their history, out of the views.")
+    return "\n".join(lines)
