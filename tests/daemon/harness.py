@@ -14,6 +14,7 @@ the running server.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -108,8 +109,9 @@ M_STOP_SCHEDULE = f"""mutation Stop($id: String!) {{ stopRunningSchedule(id: $id
   {_ERROR} ... on ScheduleStateResult {{ scheduleState {{ status }} }} }} }}"""
 M_LAUNCH_RUN = f"""mutation Launch($p: ExecutionParams!) {{ launchRun(executionParams: $p) {{
   {_ERROR} ... on LaunchRunSuccess {{ run {{ runId }} }} }} }}"""
-M_BACKFILL = f"""mutation Backfill($p: LaunchBackfillParams!) {{ launchPartitionBackfill(backfillParams: $p) {{
-  {_ERROR} ... on LaunchBackfillSuccess {{ backfillId }} }} }}"""
+M_BACKFILL = f"""mutation Backfill($p: LaunchBackfillParams!) {{
+  launchPartitionBackfill(backfillParams: $p) {{ {_ERROR}
+    ... on LaunchBackfillSuccess {{ backfillId }} }} }}"""
 Q_RUNS = f"""query Runs($limit: Int) {{ runsOrError(limit: $limit) {{
   {_ERROR} ... on Runs {{ results {{ {_RUN} }} }} }} }}"""
 Q_RUN = f"""query Run($id: ID!) {{ runOrError(runId: $id) {{ {_ERROR} ... on Run {{ {_RUN} }} }} }}"""
@@ -209,6 +211,7 @@ class DagsterDev:
         self.start_timeout = start_timeout
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
+        self.pgid = 0  # the process group, kept after stop() for checks
         self.env = {
             **os.environ,
             "DAGSTER_HOME": str(self.home),
@@ -264,31 +267,48 @@ class DagsterDev:
             raise
         return self
 
-    def stop(self, grace: float = 10.0) -> None:
-        """Stop the whole process group: SIGINT, up to ``grace`` seconds, then SIGKILL; idempotent."""
+    def stop(self, grace: float = 10.0) -> float:
+        """Stop the whole process group: SIGINT, up to ``grace`` seconds, then SIGKILL.
+
+        Returns the seconds it took (0 when not running); idempotent. Afterwards
+        ``group_pids(self.pgid)`` is empty, or this raises :class:`DagsterDevError`.
+        """
         if self.process is None:
-            return
-        pgid = self.process.pid  # start_new_session: the group's id is the leader's pid
+            return 0.0
+        started = time.monotonic()
+        self.pgid = self.process.pid  # start_new_session: the group's id is the leader's pid
+        for sig, wait in ((signal.SIGINT, grace), (signal.SIGKILL, 10.0)):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pgid, sig)
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline and group_pids(self.pgid):
+                self.process.poll()  # reap the leader
+                time.sleep(0.2)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        self.process = None
+        if group_pids(self.pgid):
+            raise self.fail(f"process group {self.pgid} still has {group_pids(self.pgid)} after SIGKILL")
+        return time.monotonic() - started
+
+    def ingest_run(self, timeout: float = 300.0) -> dict[str, Any]:
+        """Run ``ingest run --json`` with this instance's env and DAGSTER_HOME; return its summary.
+
+        Before :meth:`start` it seeds the store, the ``plan`` partitions and the run history.
+
+        Raises:
+            DagsterDevError: The command failed (its stderr is included) or timed out.
+        """
+        command = [sys.executable, "-m", "ingest_assets.cli", "run", "--json"]
         try:
-            os.killpg(pgid, signal.SIGINT)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and group_pids(pgid):
-            self.process.poll()
-            time.sleep(0.2)
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and group_pids(pgid):
-            time.sleep(0.1)
-        self.pgid, self.process = pgid, None
+            done = subprocess.run(
+                command, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired as error:
+            raise self.fail(f"ingest run timed out after {timeout:.0f} s") from error
+        if done.returncode != 0:
+            raise self.fail(f"ingest run exited {done.returncode}: {done.stderr[-2000:]}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
 
     def log_tail(self, lines: int = 60) -> str:
         """Return the last ``lines`` lines of the dagster dev log."""
@@ -414,7 +434,7 @@ class DagsterDev:
         return self._ok(result, name, "ScheduleStateResult")["scheduleState"]["status"]
 
     def launch_job(self, job: str, tags: Mapping[str, str] | None = None) -> str:
-        """Launch a run of ``job`` with ``tags`` (e.g. ``range_tags(...)`` or a partition tag); return its id."""
+        """Launch a run of ``job`` with ``tags`` (``range_tags(...)``, a partition tag); return its id."""
         return self._launch({"jobName": job, **_REPO}, tags or {})
 
     def launch_assets(

@@ -1,0 +1,93 @@
+"""The harness on today's code: a real dagster dev loads the location, materializes an asset
+partition launched over GraphQL, turns sensors on and off, lists runs with their tags, and
+leaves no process behind when stopped."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.daemon.harness import DagsterDev, group_pids
+
+ASSETS = {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes"}
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_code_location_loads_with_assets_jobs_and_automation(dagster_dev: DagsterDev) -> None:
+    repo = dagster_dev.repository()
+    assert {"/".join(n["assetKey"]["path"]) for n in repo["assetNodes"]} == ASSETS
+    assert {"documents_job", "chunks_job"} <= {j["name"] for j in repo["jobs"]}
+    assert dagster_dev.sensors() == {
+        "inbox_sensor": "STOPPED",
+        "plan_sensor": "STOPPED",
+        "default_automation_condition_sensor": "STOPPED",
+    }
+    assert dagster_dev.schedules() == {"reconcile_schedule": "STOPPED"}
+    assert dagster_dev.plan_keys() == []  # a fresh instance: no plan sensor tick, no ingest run yet
+
+
+def test_materialize_one_documents_shard_and_read_its_metadata(dagster_dev: DagsterDev) -> None:
+    run_id = dagster_dev.launch_assets(["sources", "documents"], "03", tags={"test": "harness"})
+    run = dagster_dev.wait_for_run(run_id)
+    assert run.status == "SUCCESS", dagster_dev.run_errors(run_id)
+    metadata = dagster_dev.latest_materialization("documents", "03")
+    assert metadata is not None and metadata["_run_id"] == run_id and metadata["_partition"] == "03"
+    assert metadata["failed"] == 0 and metadata["parsed"] + metadata["unchanged"] >= 1
+    assert dagster_dev.latest_materialization("documents", "04") is None  # only shard 03 ran
+
+    (listed,) = [r for r in dagster_dev.runs() if r.run_id == run_id]
+    assert listed.partition == "03" and listed.tags["test"] == "harness"
+    assert listed.job_name == "__ASSET_JOB" and sorted(listed.assets) == ["documents", "sources"]
+    assert dagster_dev.wait_until_idle(quiet=2, timeout=60)[0].run_id == run_id
+
+
+def test_sensor_and_schedule_turn_on_and_off(dagster_dev: DagsterDev) -> None:
+    assert dagster_dev.start_sensor("plan_sensor") == "RUNNING"
+    assert dagster_dev.sensors()["plan_sensor"] == "RUNNING"
+    assert dagster_dev.stop_sensor("plan_sensor") == "STOPPED"
+    assert dagster_dev.sensors()["plan_sensor"] == "STOPPED"
+    assert dagster_dev.start_schedule("reconcile_schedule") == "RUNNING"
+    assert dagster_dev.schedules()["reconcile_schedule"] == "RUNNING"
+    assert dagster_dev.stop_schedule("reconcile_schedule") == "STOPPED"
+    assert dagster_dev.schedules()["reconcile_schedule"] == "STOPPED"
+
+
+def test_seeded_store_shows_ingest_runs_and_check_results(
+    start_dagster_dev: Callable[..., DagsterDev],
+) -> None:
+    dev = start_dagster_dev(seed=True)
+    (key,) = dev.plan_keys()
+    assert key.startswith("default-")
+    runs = dev.runs()
+    assert sorted(r.job_name for r in runs) == ["chunks_job", "documents_job"]
+    chunks = next(r for r in runs if r.job_name == "chunks_job")
+    assert chunks.status == "SUCCESS"
+    assert chunks.tags["dagster/asset_partition_range_start"] == f"{key}|00"
+    assert chunks.tags["dagster/asset_partition_range_end"] == f"{key}|07"
+    metadata = dev.latest_materialization("child_chunks", f"{key}|03")
+    assert metadata is not None and metadata["_run_id"] == chunks.run_id
+    checks = {c.name: c for c in dev.check_executions("child_chunks")}
+    assert set(checks) == {"unique_ids", "exact_slices", "budgets", "no_orphans", "parent_covers_children"}
+    assert all(c.status == "SUCCEEDED" and c.severity == "ERROR" and c.passed for c in checks.values())
+    assert all(c.metadata["violations"] == 0 for c in checks.values())
+
+
+def test_stop_leaves_no_process_of_the_group(start_dagster_dev: Callable[..., DagsterDev]) -> None:
+    dev = start_dagster_dev()
+    pgid = dev.process.pid
+    members = group_pids(pgid)
+    assert len(members) >= 4, members  # dagster dev, code server, webserver, daemon (at least)
+    started = time.monotonic()
+    dev.stop()
+    assert group_pids(pgid) == [] and time.monotonic() - started < 25
+    assert not [pid for pid in members if _alive(pid)]
+    dev.stop()  # idempotent
