@@ -8,12 +8,15 @@ must own its instance (stopping it, editing the plans file) starts one with ``st
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from chunking import Document
+from ingest_assets.engine import shard_of
 from tests.daemon.harness import ROOT, DagsterDev
 
 SAMPLE = ROOT / "data" / "sample"
@@ -27,6 +30,15 @@ class Workspace:
     inbox: Path
     database: Path
     plans_file: Path
+
+    def busiest_shard(self) -> str:
+        """Return the shard holding the most inbox files (shards hash the file's URI, so the tmp path)."""
+        counts = Counter(
+            shard_of(Document.node_id_for(path.resolve().as_uri()))
+            for path in self.inbox.rglob("*")
+            if path.is_file() and not path.name.startswith(".")
+        )
+        return max(sorted(counts), key=counts.__getitem__)
 
     def dagster_dev(self, env: dict[str, str] | None = None) -> DagsterDev:
         """Return a (not yet started) DagsterDev over these files."""
@@ -87,7 +99,13 @@ def start_dagster_dev(workspace: Workspace) -> Iterator[Callable[..., DagsterDev
 
 
 @pytest.fixture(scope="module")
-def dagster_dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DagsterDev]:
-    """One running dagster dev for the module, over a fresh workspace (empty store)."""
-    with make_workspace(tmp_path_factory.mktemp("daemon")).dagster_dev() as dev:
+def shared_workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """The workspace of the module's ``dagster_dev``."""
+    return make_workspace(tmp_path_factory.mktemp("daemon"))
+
+
+@pytest.fixture(scope="module")
+def dagster_dev(shared_workspace: Workspace) -> Iterator[DagsterDev]:
+    """One running dagster dev for the module, over ``shared_workspace`` (empty store at start)."""
+    with shared_workspace.dagster_dev() as dev:
         yield dev
