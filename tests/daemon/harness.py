@@ -114,6 +114,8 @@ M_BACKFILL = f"""mutation Backfill($p: LaunchBackfillParams!) {{
     ... on LaunchBackfillSuccess {{ backfillId }} }} }}"""
 Q_RUNS = f"""query Runs($limit: Int) {{ runsOrError(limit: $limit) {{
   {_ERROR} ... on Runs {{ results {{ {_RUN} }} }} }} }}"""
+Q_BACKFILLS = f"""{{ partitionBackfillsOrError(limit: 100) {{ {_ERROR}
+  ... on PartitionBackfills {{ results {{ id status }} }} }} }}"""
 Q_RUN = f"""query Run($id: ID!) {{ runOrError(runId: $id) {{ {_ERROR} ... on Run {{ {_RUN} }} }} }}"""
 Q_RUN_ERRORS = """query Logs($id: ID!) { logsForRun(runId: $id, limit: 1000) { __typename
   ... on EventConnection { events { __typename
@@ -486,6 +488,11 @@ class DagsterDev:
         result = self._ok(self.graphql(Q_RUNS, {"limit": limit})["runsOrError"], "runsOrError", "Runs")
         return [_run(node) for node in result["results"]]
 
+    def backfills(self) -> dict[str, str]:
+        """Return the newest backfills' statuses by id (``REQUESTED`` while it still launches runs)."""
+        result = self.graphql(Q_BACKFILLS)["partitionBackfillsOrError"]
+        return {b["id"]: b["status"] for b in self._ok(result, "backfills", "PartitionBackfills")["results"]}
+
     def run(self, run_id: str) -> Run:
         """Return one run."""
         return _run(self._ok(self.graphql(Q_RUN, {"id": run_id})["runOrError"], run_id, "Run"))
@@ -508,7 +515,8 @@ class DagsterDev:
         )
 
     def wait_until_idle(self, quiet: float = 10.0, timeout: float = 300.0) -> list[Run]:
-        """Wait until no run is active and ``quiet`` seconds passed without a new run; return all runs.
+        """Wait until no run is active, no backfill is ``REQUESTED`` or ``CANCELING``, and ``quiet``
+        seconds passed without a new run; return all runs, newest first.
 
         Raises:
             DagsterDevError: Runs kept coming or stayed active past ``timeout``.
@@ -517,7 +525,8 @@ class DagsterDev:
 
         def probe() -> list[Run] | None:
             runs = self.runs()
-            if len(runs) != state["count"] or any(r.status in ACTIVE for r in runs):
+            busy = any(status in ("REQUESTED", "CANCELING") for status in self.backfills().values())
+            if busy or len(runs) != state["count"] or any(r.status in ACTIVE for r in runs):
                 state["count"], state["since"] = len(runs), time.monotonic()
                 return None
             return runs if time.monotonic() - state["since"] >= quiet else None

@@ -8,10 +8,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from ingest_assets.engine import SHARDS
 from tests.daemon.conftest import Workspace
 from tests.daemon.harness import DagsterDev, group_pids
 
+# Each module starts dagster dev at least twice (5-10 s each); the folder takes about 90 s.
+pytestmark = pytest.mark.slow
 ASSETS = {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes"}
 
 
