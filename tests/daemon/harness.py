@@ -88,7 +88,8 @@ _RUN = "runId status jobName creationTime tags { key value } assetSelection { pa
 
 Q_WORKSPACE = f"""{{ workspaceOrError {{ {_ERROR}
   ... on Workspace {{ locationEntries {{ name loadStatus
-    locationOrLoadError {{ {_ERROR} ... on RepositoryLocation {{ repositories {{ name }} }} }} }} }} }} }}"""
+    locationOrLoadError {{ {_ERROR} ... on PythonError {{ causes {{ message }} }}
+      ... on RepositoryLocation {{ repositories {{ name }} }} }} }} }} }} }}"""
 Q_REPOSITORY = f"""query Repo($repo: RepositorySelector!) {{ repositoryOrError(repositorySelector: $repo) {{
   {_ERROR}
   ... on Repository {{ assetNodes {{ assetKey {{ path }} }} jobs {{ name }}
@@ -362,7 +363,8 @@ class DagsterDev:
                 return None
             location = entry["locationOrLoadError"]
             if location and location["__typename"] == "PythonError":
-                raise self.fail(f"code location {LOCATION} failed to load: {location['message']}")
+                causes = "".join(f"\ncaused by: {c['message'].strip()}" for c in location["causes"])
+                raise self.fail(f"code location {LOCATION} failed to load: {location['message']}{causes}")
             repo = self.graphql(Q_REPOSITORY, {"repo": _REPO})["repositoryOrError"]
             return ["/".join(n["assetKey"]["path"]) for n in repo.get("assetNodes", [])] or None
 

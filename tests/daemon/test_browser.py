@@ -103,17 +103,22 @@ def test_materialize_one_child_chunks_partition_from_the_asset_page(
 
             dialog.get_by_role("button", name="Launch 1 run").click()
             run = _new_run(dev, before, partition, page, timeout=60)
-            page.screenshot(path=shots / "3-after-launch.png")
             if run is None:
+                page.screenshot(path=shots / "3-launch-error.png")
                 message = _error_dialog(page).inner_text()
                 pytest.fail(
                     f"the launch showed an error (the dialog had 'Error loading base asset job': "
                     f"{job_error}):\n{message[:3000]}"
                 )
+            dialog.wait_for(state="hidden")
+            page.screenshot(path=shots / "3-launched.png")
+
+            done = dev.wait_for_run(run.run_id, timeout=180)
+            page.goto(f"{dev.url}/runs/{run.run_id}", wait_until="networkidle")
+            page.screenshot(path=shots / "4-run-page.png")
         finally:
             browser.close()
 
-    done = dev.wait_for_run(run.run_id, timeout=180)
     assert done.status == "SUCCESS", dev.run_errors(run.run_id)
     assert not job_error, "the launch dialog showed 'Error loading base asset job'"
     assert done.assets == ["child_chunks"]

@@ -12,7 +12,7 @@ import pytest
 
 from ingest_assets.engine import SHARDS
 from tests.daemon.conftest import Workspace
-from tests.daemon.harness import DagsterDev, group_pids
+from tests.daemon.harness import DagsterDev, DagsterDevError, group_pids
 
 # Each module starts dagster dev at least twice (5-10 s each); the folder takes about 90 s.
 pytestmark = pytest.mark.slow
@@ -71,6 +71,23 @@ def test_sensor_and_schedule_turn_on_and_off(dagster_dev: DagsterDev) -> None:
     assert dagster_dev.schedules()["reconcile_schedule"] == "STOPPED"
 
 
+def test_backfill_of_one_shard_runs_and_the_instance_goes_idle(
+    dagster_dev: DagsterDev, shared_workspace: Workspace
+) -> None:
+    shard = shared_workspace.busiest_shard()
+    backfill_id = dagster_dev.backfill(["sources", "documents"], [shard])
+    runs = dagster_dev.wait_until_idle(quiet=3, timeout=180)
+    (run,) = [r for r in runs if r.tags.get("dagster/backfill") == backfill_id]
+    assert run.status == "SUCCESS"  # a single-run backfill policy: one range run, here of one key
+    assert (
+        run.tags["dagster/asset_partition_range_start"]
+        == run.tags["dagster/asset_partition_range_end"]
+        == shard
+    )
+    assert dagster_dev.backfills()[backfill_id] == "COMPLETED_SUCCESS"
+    assert dagster_dev.latest_materialization("documents", shard)["_run_id"] == run.run_id
+
+
 def test_seeded_store_shows_ingest_runs_and_check_results(
     start_dagster_dev: Callable[..., DagsterDev],
 ) -> None:
@@ -89,6 +106,23 @@ def test_seeded_store_shows_ingest_runs_and_check_results(
     assert set(checks) == {"unique_ids", "exact_slices", "budgets", "no_orphans", "parent_covers_children"}
     assert all(c.status == "SUCCEEDED" and c.severity == "ERROR" and c.passed for c in checks.values())
     assert all(c.metadata["violations"] == 0 for c in checks.values())
+
+    # A chunk asset alone launches only without its checks today (one multi-asset check covers
+    # the three chunk assets and cannot be subset).
+    run_id = dev.launch_assets(["parent_chunks"], f"{key}|03", checks=[])
+    assert dev.wait_for_run(run_id).status == "SUCCESS", dev.run_errors(run_id)
+
+
+def test_reload_after_a_plans_edit_reports_a_bad_plan_then_loads_the_fixed_one(
+    start_dagster_dev: Callable[..., DagsterDev], plans_file: Path
+) -> None:
+    dev = start_dagster_dev()
+    good = plans_file.read_text()
+    plans_file.write_text(good.replace("chunk_size: 256", "chunk_size: -5"))
+    with pytest.raises(DagsterDevError, match=r"PlanError: .*plan 'default', route 'chat', child chunker"):
+        dev.reload()
+    plans_file.write_text(good.replace("chunk_size: 256", "chunk_size: 200"))
+    assert set(dev.reload()) == ASSETS
 
 
 def test_stop_leaves_no_process_of_the_group(start_dagster_dev: Callable[..., DagsterDev]) -> None:
