@@ -1,0 +1,137 @@
+"""The harness on today's code: a real dagster dev loads the location, materializes an asset
+partition launched over GraphQL, turns sensors on and off, lists runs with their tags, and
+leaves no process behind when stopped."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ingest_assets.engine import SHARDS
+from tests.daemon.conftest import Workspace
+from tests.daemon.harness import DagsterDev, DagsterDevError, group_pids
+
+# Each module starts dagster dev at least twice (5-10 s each); the folder takes about 90 s.
+pytestmark = pytest.mark.slow
+ASSETS = {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes"}
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_code_location_loads_with_assets_jobs_and_automation(dagster_dev: DagsterDev) -> None:
+    repo = dagster_dev.repository()
+    assert {"/".join(n["assetKey"]["path"]) for n in repo["assetNodes"]} == ASSETS
+    assert {"documents_job", "chunks_job"} <= {j["name"] for j in repo["jobs"]}
+    assert dagster_dev.sensors() == {
+        "inbox_sensor": "STOPPED",
+        "plan_sensor": "STOPPED",
+        "default_automation_condition_sensor": "STOPPED",
+    }
+    assert dagster_dev.schedules() == {"reconcile_schedule": "STOPPED"}
+    assert dagster_dev.plan_keys() == []  # a fresh instance: no plan sensor tick, no ingest run yet
+
+
+def test_materialize_one_documents_shard_and_read_its_metadata(
+    dagster_dev: DagsterDev, shared_workspace: Workspace
+) -> None:
+    shard = shared_workspace.busiest_shard()
+    other = next(s for s in SHARDS if s != shard)
+    run_id = dagster_dev.launch_assets(["sources", "documents"], shard, tags={"test": "harness"})
+    run = dagster_dev.wait_for_run(run_id)
+    assert run.status == "SUCCESS", dagster_dev.run_errors(run_id)
+    metadata = dagster_dev.latest_materialization("documents", shard)
+    assert metadata is not None and metadata["_run_id"] == run_id and metadata["_partition"] == shard
+    assert metadata["failed"] == 0 and metadata["parsed"] >= 1 and metadata["unchanged"] == 0
+    assert dagster_dev.latest_materialization("documents", other) is None  # only one shard ran
+
+    (listed,) = [r for r in dagster_dev.runs() if r.run_id == run_id]
+    assert listed.partition == shard and listed.tags["test"] == "harness"
+    assert listed.job_name == "__ASSET_JOB" and sorted(listed.assets) == ["documents", "sources"]
+    assert dagster_dev.wait_until_idle(quiet=2, timeout=60)[0].run_id == run_id
+
+
+def test_sensor_and_schedule_turn_on_and_off(dagster_dev: DagsterDev) -> None:
+    assert dagster_dev.start_sensor("plan_sensor") == "RUNNING"
+    assert dagster_dev.sensors()["plan_sensor"] == "RUNNING"
+    assert dagster_dev.stop_sensor("plan_sensor") == "STOPPED"
+    assert dagster_dev.sensors()["plan_sensor"] == "STOPPED"
+    assert dagster_dev.start_schedule("reconcile_schedule") == "RUNNING"
+    assert dagster_dev.schedules()["reconcile_schedule"] == "RUNNING"
+    assert dagster_dev.stop_schedule("reconcile_schedule") == "STOPPED"
+    assert dagster_dev.schedules()["reconcile_schedule"] == "STOPPED"
+
+
+def test_backfill_of_one_shard_runs_and_the_instance_goes_idle(
+    dagster_dev: DagsterDev, shared_workspace: Workspace
+) -> None:
+    shard = shared_workspace.busiest_shard()
+    backfill_id = dagster_dev.backfill(["sources", "documents"], [shard])
+    runs = dagster_dev.wait_until_idle(quiet=3, timeout=180)
+    (run,) = [r for r in runs if r.tags.get("dagster/backfill") == backfill_id]
+    assert run.status == "SUCCESS"  # a single-run backfill policy: one range run, here of one key
+    assert (
+        run.tags["dagster/asset_partition_range_start"]
+        == run.tags["dagster/asset_partition_range_end"]
+        == shard
+    )
+    assert dagster_dev.backfills()[backfill_id] == "COMPLETED_SUCCESS"
+    assert dagster_dev.latest_materialization("documents", shard)["_run_id"] == run.run_id
+
+
+def test_seeded_store_shows_ingest_runs_and_check_results(
+    start_dagster_dev: Callable[..., DagsterDev],
+) -> None:
+    dev = start_dagster_dev(seed=True)
+    (key,) = dev.plan_keys()
+    assert key.startswith("default-")
+    runs = dev.runs()
+    assert sorted(r.job_name for r in runs) == ["chunks_job", "documents_job"]
+    chunks = next(r for r in runs if r.job_name == "chunks_job")
+    assert chunks.status == "SUCCESS"
+    assert chunks.tags["dagster/asset_partition_range_start"] == f"{key}|00"
+    assert chunks.tags["dagster/asset_partition_range_end"] == f"{key}|07"
+    metadata = dev.latest_materialization("child_chunks", f"{key}|03")
+    assert metadata is not None and metadata["_run_id"] == chunks.run_id
+    checks = {c.name: c for c in dev.check_executions("child_chunks")}
+    assert set(checks) == {"unique_ids", "exact_slices", "budgets", "no_orphans", "parent_covers_children"}
+    assert all(c.status == "SUCCEEDED" and c.severity == "ERROR" and c.passed for c in checks.values())
+    assert all(c.metadata["violations"] == 0 for c in checks.values())
+
+    # A chunk asset alone launches only without its checks today (one multi-asset check covers
+    # the three chunk assets and cannot be subset).
+    run_id = dev.launch_assets(["parent_chunks"], f"{key}|03", checks=[])
+    assert dev.wait_for_run(run_id).status == "SUCCESS", dev.run_errors(run_id)
+
+
+def test_reload_after_a_plans_edit_reports_a_bad_plan_then_loads_the_fixed_one(
+    start_dagster_dev: Callable[..., DagsterDev], plans_file: Path
+) -> None:
+    dev = start_dagster_dev()
+    good = plans_file.read_text()
+    plans_file.write_text(good.replace("chunk_size: 256", "chunk_size: -5"))
+    with pytest.raises(DagsterDevError, match=r"PlanError: .*plan 'default', route 'chat', child chunker"):
+        dev.reload()
+    plans_file.write_text(good.replace("chunk_size: 256", "chunk_size: 200"))
+    assert set(dev.reload()) == ASSETS
+
+
+def test_stop_leaves_no_process_of_the_group(start_dagster_dev: Callable[..., DagsterDev]) -> None:
+    dev = start_dagster_dev()
+    pgid = dev.process.pid
+    members = group_pids(pgid)
+    assert len(members) >= 4, members  # dagster dev, code server, webserver, daemon (at least)
+    started = time.monotonic()
+    dev.stop()
+    assert group_pids(pgid) == [] and time.monotonic() - started < 25
+    assert not [pid for pid in members if _alive(pid)]
+    dev.stop()  # idempotent
