@@ -32,13 +32,9 @@ def test_code_location_loads_with_assets_jobs_and_automation(dagster_dev: Dagste
     repo = dagster_dev.repository()
     assert {"/".join(n["assetKey"]["path"]) for n in repo["assetNodes"]} == ASSETS
     assert {"documents_job", "chunks_job"} <= {j["name"] for j in repo["jobs"]}
-    assert dagster_dev.sensors() == {
-        "inbox_sensor": "STOPPED",
-        "plan_sensor": "STOPPED",
-        "default_automation_condition_sensor": "STOPPED",
-    }
-    assert dagster_dev.schedules() == {"reconcile_schedule": "STOPPED"}
-    assert dagster_dev.plan_keys() == []  # a fresh instance: no plan sensor tick, no ingest run yet
+    assert dagster_dev.sensors() == {"ingest_sensor": "STOPPED"}  # the one switch, off
+    assert dagster_dev.schedules() == {}
+    assert dagster_dev.plan_keys() == []  # a fresh instance: no sensor tick, no ingest run yet
 
 
 def test_materialize_one_documents_shard_and_read_its_metadata(
@@ -60,15 +56,11 @@ def test_materialize_one_documents_shard_and_read_its_metadata(
     assert dagster_dev.wait_until_idle(quiet=2, timeout=60)[0].run_id == run_id
 
 
-def test_sensor_and_schedule_turn_on_and_off(dagster_dev: DagsterDev) -> None:
-    assert dagster_dev.start_sensor("plan_sensor") == "RUNNING"
-    assert dagster_dev.sensors()["plan_sensor"] == "RUNNING"
-    assert dagster_dev.stop_sensor("plan_sensor") == "STOPPED"
-    assert dagster_dev.sensors()["plan_sensor"] == "STOPPED"
-    assert dagster_dev.start_schedule("reconcile_schedule") == "RUNNING"
-    assert dagster_dev.schedules()["reconcile_schedule"] == "RUNNING"
-    assert dagster_dev.stop_schedule("reconcile_schedule") == "STOPPED"
-    assert dagster_dev.schedules()["reconcile_schedule"] == "STOPPED"
+def test_the_sensor_turns_on_and_off(dagster_dev: DagsterDev) -> None:
+    assert dagster_dev.start_sensor("ingest_sensor") == "RUNNING"
+    assert dagster_dev.sensors()["ingest_sensor"] == "RUNNING"
+    assert dagster_dev.stop_sensor("ingest_sensor") == "STOPPED"
+    assert dagster_dev.sensors()["ingest_sensor"] == "STOPPED"
 
 
 def test_backfill_of_one_shard_runs_and_the_instance_goes_idle(

@@ -81,3 +81,29 @@ def test_run_killed_mid_write_then_rerun_is_complete(tmp_path: Path) -> None:
     rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     _assert_complete(tmp_path, len(list(inbox.iterdir())))
+
+
+@pytest.mark.slow
+def test_two_runs_with_different_plans_files_on_one_home_both_succeed(tmp_path: Path) -> None:
+    """Each registers its own plan key (neither deletes the other's partition); both succeed,
+    and the store serves the plans of the run that registered last."""
+    inbox = _setup(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_HOME": str(home)}
+    procs = []
+    for name, child in (("a", 200), ("b", 150)):
+        plans = tmp_path / f"plans-{name}.yaml"
+        plans.write_text(yaml.safe_dump({"plans": {"default": plan_spec(child=child)}}))
+        args = [sys.executable, "-m", "ingest_assets.cli", "run", "--inbox", str(inbox), "--db",
+                str(tmp_path / "i.duckdb"), "--plans", str(plans), "--json"]  # fmt: skip
+        procs.append(
+            subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-1500:] for _, err in outputs]
+    keys = {json.loads(out)["plans"][0] for out, _ in outputs}
+    assert len(keys) == 2
+    served = IngestStore(tmp_path / "i.duckdb").query("SELECT DISTINCT plan_key FROM current_chunks")
+    assert len(served) == 1 and served[0][0] in keys
