@@ -1,10 +1,11 @@
 """A real ``dagster dev`` (webserver + daemon) on a free loopback port, driven over GraphQL.
 
 :class:`DagsterDev` writes a DAGSTER_HOME (the project's ``dagster.yaml``) under a tmp folder,
-starts ``dagster dev -m ingest_assets.definitions`` in its own process group with the store,
-inbox and plans file of the test, waits until the code location ``ingest`` lists its assets
-and the daemon is healthy, and stops the whole group at the end (``dagster dev`` ignores
-SIGINT/SIGTERM for a long time when it runs in the background: SIGINT, then SIGKILL).
+starts ``dagster dev`` in the project root (so ``[tool.dagster]`` of pyproject.toml names the
+module and the code location ``ingest``) in its own process group, with the store, inbox and
+plans file of the test, waits until the location lists its assets and the daemon is healthy,
+and stops the whole group at the end: SIGINT, then SIGKILL (``dagster dev`` in the background
+can ignore SIGINT/SIGTERM for a long time).
 
 Every wait is bounded; a timeout raises :class:`DagsterDevError` with the tail of the
 ``dagster dev`` log (``<tmp>/dagster-dev.log``). The GraphQL client uses only the stdlib.
