@@ -19,7 +19,7 @@ run: install
 ## Open the Dagster UI on http://127.0.0.1:3000 (same instance and store as `make run`).
 ui: install
 	mkdir -p .dagster_home && cp dagster.yaml .dagster_home/dagster.yaml  # kept in step with the repo
-	DAGSTER_HOME=$(CURDIR)/.dagster_home $(BIN)/dagster dev -m ingest_assets.definitions -h 127.0.0.1 -p 3000
+	DAGSTER_HOME=$(CURDIR)/.dagster_home $(BIN)/dagster dev -h 127.0.0.1 -p 3000  # location "ingest" ([tool.dagster])
 
 ## The default test suite (a few minutes).
 test: install

@@ -8,15 +8,18 @@ Each tick (every ``INGEST_SENSOR_SECONDS``, default 30):
 2. While a run this sensor launched is queued or running, nothing more is launched: the store
    is about to change.
 3. ``IngestEngine.pending()`` (read-only) says which partitions have work. Document work comes
-   first: one ``documents_job`` run per shard with new, changed, deleted or unparsed files.
-   Without it, one ``chunks_job`` run per plan and shard with sets to chunk or relink (a new or
-   returning plan key, an edit's new version, a catch-up after the sensor was off).
+   first: a ``documents_job`` run for the shards with new, changed, deleted or unparsed files.
+   Without it, a ``chunks_job`` run per plan for its shards with sets to chunk or relink (a new
+   or returning plan key, an edit's new version, a catch-up after the sensor was off). A run
+   covers one partition, or the range of them when more than ``RANGE_FROM`` have work (a new
+   plan key: its start-up is paid once); each partition gets its own metadata either way.
 4. Run keys derive from the pending work (``Pending.keys``) and the number of earlier failed
    attempts at it, so the same work is never launched twice while it succeeds, a failed run is
    retried (at most ``MAX_ATTEMPTS`` times, then the tick says so), and any change (an edit, a
    fix, a plan put back) is new work. Nothing pending: no run.
 """
 
+import hashlib
 from typing import Any
 
 from dagster import (
@@ -43,6 +46,8 @@ __all__ = ["AUTOMATION_TAG", "MAX_ATTEMPTS", "WORK_TAG", "ingest_sensor", "range
 
 AUTOMATION_TAG, WORK_TAG = "ingest/automation", "ingest/work"
 MAX_ATTEMPTS = 3
+# Above this many partitions of one plan (or of documents) with work, one range run does them.
+RANGE_FROM = 2
 # A tick must not wait long for a store another process writes: it skips and tries next time.
 STORE_WAIT_SECONDS = 5.0
 _ACTIVE = [
@@ -53,6 +58,27 @@ _ACTIVE = [
     DagsterRunStatus.CANCELING,
 ]
 _FAILED = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
+
+
+def _batched(work: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    """The runs for ``work`` (job, partition), in order: one per partition, except that a plan (or
+    the documents) with more than :data:`RANGE_FROM` partitions of work gets one run over their
+    range (a new plan key: every shard), whose start-up is paid once. Each partition still gets
+    its own metadata; its data version is then the range's."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for job, partition in work:
+        groups.setdefault((job, partition.rpartition("|")[0]), []).append(partition)
+    runs: list[tuple[str, list[str]]] = []
+    for (job, _), partitions in groups.items():
+        if len(partitions) > RANGE_FROM:
+            runs.append((job, sorted(partitions)))
+        else:
+            runs += [(job, [p]) for p in partitions]
+    return runs
+
+
+def _digest(keys: list[str]) -> str:
+    return keys[0] if len(keys) == 1 else hashlib.sha256(",".join(keys).encode()).hexdigest()[:16]
 
 
 def _never_materialized(instance: Any, asset: str, partitions: list[str]) -> list[str]:
@@ -80,18 +106,18 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
         return SkipReason(f"the plans file is invalid, nothing launched: {error}")
     known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
     added = [plan.key for plan in plans if plan.key not in known]
-    partitions = [plan_partitions.build_add_request(added)] if added else []
+    registrations = [plan_partitions.build_add_request(added)] if added else []
     active = instance.get_runs(filters=RunsFilter(statuses=_ACTIVE, tags={AUTOMATION_TAG: "true"}), limit=1)
     if active:
         return SensorResult(
-            skip_reason=f"waiting for run {active[0].run_id}", dynamic_partitions_requests=partitions
+            skip_reason=f"waiting for run {active[0].run_id}", dynamic_partitions_requests=registrations
         )
     view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS)
     try:
         pending = IngestEngine(view, store.inbox, plans, store.settings().limits).pending()
     except StoreError as error:
         return SensorResult(
-            skip_reason=f"store busy, trying next tick: {error}", dynamic_partitions_requests=partitions
+            skip_reason=f"store busy, trying next tick: {error}", dynamic_partitions_requests=registrations
         )
     # Partitions never materialized (a shard with no file yet) get a run too, so every partition
     # shows what the store holds there, not "missing".
@@ -106,22 +132,27 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
             for p in sorted(chunk_work | set(_never_materialized(instance, "graph_nodes", every)))
         ]
     requests, exhausted = [], []
-    for job, partition in work:
-        key = pending.keys.get(partition, f"unmaterialized-{partition}")
+    for job, batch in _batched(work):
+        key = _digest([pending.keys.get(p, f"unmaterialized-{p}") for p in batch])
         failed = instance.get_runs_count(RunsFilter(statuses=_FAILED, tags={WORK_TAG: key}))
         if failed >= MAX_ATTEMPTS:
-            exhausted.append(partition)
+            exhausted += batch
             continue
+        first, last = batch[0], batch[-1]
         requests.append(
             RunRequest(
-                run_key=f"{job}:{partition}:{key}:{failed}",
+                run_key=f"{job}:{first}..{last}:{key}:{failed}",
                 job_name=job,
-                partition_key=partition,
-                tags={AUTOMATION_TAG: "true", WORK_TAG: key},
+                partition_key=first if len(batch) == 1 else None,
+                tags={
+                    AUTOMATION_TAG: "true",
+                    WORK_TAG: key,
+                    **({} if len(batch) == 1 else range_tags(first, last)),
+                },
             )
         )
     if requests:
-        return SensorResult(run_requests=requests, dynamic_partitions_requests=partitions)
+        return SensorResult(run_requests=requests, dynamic_partitions_requests=registrations)
     reason = "nothing pending"
     if exhausted:
         shown = ", ".join(exhausted[:4])
@@ -130,4 +161,4 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
             "see those runs and fix the cause (a changed file or plan is new work), or launch them "
             "from the UI"
         )
-    return SensorResult(skip_reason=reason, dynamic_partitions_requests=partitions)
+    return SensorResult(skip_reason=reason, dynamic_partitions_requests=registrations)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from dagster import DagsterRunStatus, SensorResult, SkipReason, build_sensor_context
+from dagster import DagsterRunStatus, RunRequest, SensorResult, SkipReason, build_sensor_context
 from dagster._core.test_utils import create_run_for_test
 
 from ingest_assets.defs import build_definitions
@@ -16,6 +16,8 @@ from ingest_assets.settings import Settings
 from ingest_assets.store import invariants
 from tests.ingest.conftest import Pipeline, plan_spec
 
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
 
 def _tick(pipeline: Pipeline) -> SensorResult | SkipReason:
     store = DuckDBStore(
@@ -25,9 +27,16 @@ def _tick(pipeline: Pipeline) -> SensorResult | SkipReason:
     return ingest_sensor(context)
 
 
+def _partitions(request: RunRequest) -> str:
+    """A request's partition, or its range as ``first..last``."""
+    if request.partition_key is not None:
+        return request.partition_key
+    return f"{request.tags[RANGE_START]}..{request.tags[RANGE_END]}"
+
+
 def _requests(result: SensorResult | SkipReason) -> list[tuple[str, str, str]]:
     runs = result.run_requests if isinstance(result, SensorResult) else []
-    return sorted((r.job_name, r.partition_key, r.run_key) for r in runs)
+    return sorted((r.job_name, _partitions(r), r.run_key) for r in runs)
 
 
 def _execute(pipeline: Pipeline, result: SensorResult | SkipReason) -> int:
@@ -59,7 +68,7 @@ def _skip(result: SensorResult | SkipReason) -> str:
     return getattr(reason, "skip_message", reason) or ""
 
 
-def test_a_new_store_gets_one_documents_run_per_shard_with_files_then_nothing(pipeline: Pipeline) -> None:
+def test_a_new_store_gets_one_documents_run_over_its_shards_then_nothing(pipeline: Pipeline) -> None:
     first = _tick(pipeline)
     jobs = {job for job, _, _ in _requests(first)}
     assert jobs == {"documents_job"} and len(_requests(first)) >= 1
@@ -76,11 +85,11 @@ def test_an_edit_asks_for_its_shard_then_its_chunks(pipeline: Pipeline) -> None:
     edited = pipeline.inbox / "getting-started.md"
     edited.write_text(edited.read_text() + "\n\nOne more paragraph.\n")
     (docs,) = _requests(_tick(pipeline))
-    assert docs[0] == "documents_job"
+    assert docs[0] == "documents_job" and ".." not in docs[1]  # one shard: a one-partition run
     pipeline.engine().run("sources", [docs[1]])
     pipeline.engine().run("documents", [docs[1]])
     (chunks,) = _requests(_tick(pipeline))
-    assert chunks[0] == "chunks_job" and chunks[1].endswith(f"|{docs[1]}")
+    assert chunks[0] == "chunks_job" and chunks[1].endswith(f"|{docs[1]}") and ".." not in chunks[1]
 
 
 def test_a_returning_plan_key_is_chunked_again(pipeline: Pipeline) -> None:
