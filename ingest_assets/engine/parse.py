@@ -59,8 +59,8 @@ def parse_sources(
     pending: list[tuple[SourceRow, str]] = []
     for source in sources:
         if source.deleted:
-            results[source.shard].deleted += 1
-        elif needs_parse(source, limits):
+            continue  # the scan that found the deletion reported it, once
+        if needs_parse(source, limits):
             pending.append((source, parse_key(source.content_hash)))
         else:
             results[source.shard].unchanged += 1

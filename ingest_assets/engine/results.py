@@ -51,12 +51,12 @@ class ScanResult:
 
 @dataclass
 class ParseResult:
-    """Sources of a shard parsed now, left as they were, failed, or deleted; parsed by kind."""
+    """Current sources of a shard parsed now, left as they were, or failed; parsed by kind.
+    (Deleted files are the scan's to report: it reports each once, when it finds it gone.)"""
 
     parsed: int = 0
     unchanged: int = 0
     failed: int = 0
-    deleted: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
     failures: list[FailedFile] = field(default_factory=list)
 

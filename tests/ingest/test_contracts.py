@@ -76,7 +76,7 @@ def test_every_result_goes_through_metadata_and_back() -> None:
     summary = SetSummary(3, 30, 3, 5, 15, ((5, 0, "first | piece"), (10, 1, "second")))
     examples = [
         ScanResult(files=4, new=1, changed=1, unchanged=2, deleted=1, skipped=2),
-        ParseResult(parsed=2, unchanged=1, failed=1, deleted=1, kinds={"markdown": 2}),
+        ParseResult(parsed=2, unchanged=1, failed=1, kinds={"markdown": 2}),
         ChunkResult(
             "child",
             documents=3,

@@ -48,8 +48,9 @@ def test_reconcile_deletes_and_restores_a_file_without_parsing_it_again(pipeline
     version = current()
     assert len(version) == 1
     target.unlink()
-    gone = _engine(pipeline).run_pending().documents["documents"].total
-    assert gone.deleted == 1 and gone.parsed == 0 and current() == []
+    report = _engine(pipeline).run_pending()
+    gone, parsed = report.documents["sources"].total, report.documents["documents"].total
+    assert gone.deleted == 1 and parsed.parsed == 0 and current() == []
     assert _nothing(_engine(pipeline).run_pending())
     target.write_bytes(content)
     back = _engine(pipeline).run_pending().documents["documents"].total
