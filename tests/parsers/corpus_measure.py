@@ -1,0 +1,233 @@
+"""Measure what the parsers keep and drop on the shared corpus, as a retrieval engineer reads it.
+
+Every figure is taken on the chunks of the default plan (``plans.yaml``: section parents of 1024
+tokens, section children of 256), built through chunking's registry, and each check reads the raw
+source on its own (pypdfium2 page text, the HTML tree) rather than trusting the parser's output:
+
+- ``pdf_heading_share``: share of PDF chunks (parents and children) with a heading path, over PDFs
+  that have an outline.
+- ``pdf_running_share``: share of PDF children holding a running header or footer line: a line
+  found at the top or bottom of 3 or more pages once digits and roman numerals are masked.
+- ``pdf_toc_unmarked``: PDF children full of dot leaders or index entries whose content kind is
+  not ``toc``; ``pdf_toc_children`` counts them all.
+- ``pdf_overclaimed``: PDF children whose provenance lists a page that holds none of their lines.
+- ``html_footnotes_missing``: Sphinx footnotes (``aside.footnote``) whose text is in no chunk.
+- ``html_chrome_chunks``: HTML chunks that are only chrome (Sphinx footer, DocBook navheader,
+  navfooter, ``div.toc``).
+- ``md_dirty_headings``: Markdown heading path entries that keep image or reference-link markup;
+  ``md_raw_html_headings``: ``<hN>`` headings at the top level that open no section.
+
+Run ``python -m tests.parsers.corpus_measure`` from the project root for the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import yaml
+from selectolax.lexbor import LexborHTMLParser
+
+from chunking.chunk import Chunk, PageProvenance
+from chunking.chunkers.leveling import ParentChildChunker
+from chunking.chunkers.registry import chunker_from_settings
+from chunking.errors import ParseError
+from chunking.parsers import parse_file
+
+__all__ = ["Figures", "default_leveler", "measure"]
+
+ROOT = Path(__file__).resolve().parents[2]
+_DIGITS = re.compile(r"\d+")
+_ROMAN = re.compile(r"(?<![A-Za-z])[ivxlcdm]+(?![A-Za-z])")
+_DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*[\divxlcdm]+\s*$")
+_INDEX_ENTRY = re.compile(r"^[^\d.]{2,60}(?:,\s*\d{1,4}(?:[–-]\d{1,4})?)+\s*$")
+_CHROME = "div.footer, div.navheader, div.navfooter, div.toc"
+
+
+@dataclass
+class Figures:
+    """The corpus figures (see the module docstring); ``notes`` holds a few examples of each."""
+
+    pdf_chunks_outlined: int = 0
+    pdf_chunks_with_heading: int = 0
+    pdf_children: int = 0
+    pdf_children_running: int = 0
+    pdf_toc_children: int = 0
+    pdf_toc_unmarked: int = 0
+    pdf_overclaimed: int = 0
+    html_footnotes: int = 0
+    html_footnotes_missing: int = 0
+    html_chrome_chunks: int = 0
+    md_dirty_headings: int = 0
+    md_raw_html_headings: int = 0
+    notes: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def pdf_heading_share(self) -> float:
+        return self.pdf_chunks_with_heading / max(self.pdf_chunks_outlined, 1)
+
+    @property
+    def pdf_running_share(self) -> float:
+        return self.pdf_children_running / max(self.pdf_children, 1)
+
+    def note(self, key: str, text: str) -> None:
+        examples = self.notes.setdefault(key, [])
+        if len(examples) < 5:
+            examples.append(" ".join(text.split())[:160])
+
+    def summary(self) -> dict[str, object]:
+        data = {k: v for k, v in asdict(self).items() if k != "notes"}
+        data["pdf_heading_share"] = round(self.pdf_heading_share, 4)
+        data["pdf_running_share"] = round(self.pdf_running_share, 4)
+        return data
+
+
+def default_leveler(plans_path: Path = ROOT / "plans.yaml") -> ParentChildChunker:
+    """The default plan's ``"*"`` route as a parent-child chunker, built through the registry."""
+    route = yaml.safe_load(plans_path.read_text())["plans"]["default"]["routes"]["*"]
+    return ParentChildChunker(
+        parent=chunker_from_settings(route["parent"]), child=chunker_from_settings(route["child"])
+    )
+
+
+def _mask(line: str) -> str:
+    return _ROMAN.sub("#", _DIGITS.sub("#", " ".join(line.split())))
+
+
+def _pdf_pages(path: Path) -> tuple[list[list[str]], int]:
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        pages = []
+        for page in pdf:
+            textpage = page.get_textpage()
+            raw = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
+            textpage.close()
+            pages.append([" ".join(line.split()) for line in raw.split("\n") if line.strip()])
+        return pages, len(list(pdf.get_toc()))
+    finally:
+        pdf.close()
+
+
+def _running_lines(pages: list[list[str]]) -> set[str]:
+    """Masked lines at the top or bottom two places of 3 or more pages, and bare page numbers."""
+    seen: Counter[str] = Counter()
+    for lines in pages:
+        for line in {*lines[:2], *lines[-2:]}:
+            seen[_mask(line)] += 1
+    return {key for key, n in seen.items() if n >= 3 and key.strip("# /")} | {"#"}
+
+
+def _is_toc(text: str) -> bool:
+    lines = [line for line in text.split("\n") if line.strip()]
+    hits = sum(1 for line in lines if _DOT_LEADER.search(line) or _INDEX_ENTRY.match(line))
+    return hits >= 3 and hits >= len(lines) // 3
+
+
+def _measure_pdf(path: Path, leveler: ParentChildChunker, figures: Figures) -> None:
+    pages, outline = _pdf_pages(path)
+    document = parse_file(path)
+    chunks = leveler.chunk(document)
+    if outline:
+        figures.pdf_chunks_outlined += len(chunks)
+        figures.pdf_chunks_with_heading += sum(1 for c in chunks if c.heading_path)
+    running = _running_lines(pages)
+    edges = [{_mask(line) for line in {*lines[:2], *lines[-2:]}} & running for lines in pages]
+    page_lines = [set(lines) for lines in pages]
+    for child in (c for c in chunks if c.level == 0):
+        figures.pdf_children += 1
+        lines = [" ".join(line.split()) for line in child.text.split("\n") if line.strip()]
+        assert isinstance(child.provenance, PageProvenance)
+        claimed = child.provenance.pages
+        if any(_mask(line) in edges[p - 1] for line in lines for p in claimed if p <= len(edges)):
+            figures.pdf_children_running += 1
+            figures.note("pdf_running", f"{path.name} p{claimed}: {child.text[:120]}")
+        if _is_toc(child.text):
+            figures.pdf_toc_children += 1
+            if child.content_kind != "toc":
+                figures.pdf_toc_unmarked += 1
+                figures.note("pdf_toc_unmarked", f"{path.name}: {child.text[:120]}")
+        long_lines = [line for line in lines if len(line) >= 20]
+        if long_lines and any(
+            not any(line in page_lines[p - 1] or any(line in x for x in page_lines[p - 1]) for line in lines)
+            for p in claimed
+        ):
+            figures.pdf_overclaimed += 1
+            figures.note("pdf_overclaimed", f"{path.name} {claimed}: {child.text[:80]}")
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _measure_html(path: Path, leveler: ParentChildChunker, figures: Figures) -> None:
+    tree = LexborHTMLParser(path.read_bytes().decode("utf-8", "replace"))
+    document = parse_file(path)
+    chunks = leveler.chunk(document)
+    children = [c for c in chunks if c.level == 0]
+    body = _flat(" ".join(c.text for c in children))
+    for note in tree.css("aside.footnote"):
+        label = note.css_first("span.label")
+        text = _flat(note.text(separator=" "))
+        if label is not None:
+            text = _flat(text.replace(_flat(label.text(separator=" ")), "", 1))
+        probe = text[:60]
+        figures.html_footnotes += 1
+        if probe not in body:
+            figures.html_footnotes_missing += 1
+            figures.note("html_footnotes_missing", f"{path.name}: {probe}")
+    chrome = [_flat(node.text(separator=" ")) for node in tree.css(_CHROME)]
+    chrome = [c for c in chrome if c]
+    for chunk in chunks:
+        flat = _flat(chunk.text)
+        if any(flat in c or (len(c) > 30 and c in flat and len(flat) < len(c) * 1.5) for c in chrome):
+            figures.html_chrome_chunks += 1
+            figures.note("html_chrome", f"{path.name} L{chunk.level}: {flat[:100]}")
+    if "Created using" in body:
+        figures.note("html_chrome", f"{path.name}: Sphinx footer in children")
+
+
+_MARKUP = re.compile(r"!\[|\]\[|\]\(|<img|\[!\[")
+_RAW_HEADING = re.compile(r"^<h([1-6])\b", re.MULTILINE)
+
+
+def _measure_markdown(path: Path, figures: Figures) -> None:
+    document = parse_file(path)
+    for heading in {h for s in document.sections for h in s.heading_path}:
+        if _MARKUP.search(heading):
+            figures.md_dirty_headings += 1
+            figures.note("md_dirty_headings", f"{path.name}: {heading}")
+    units = [u for s in document.sections for u in s.units]
+    raw = [u for u in units if _RAW_HEADING.match(u.text)]
+    figures.md_raw_html_headings += sum(1 for u in raw if u.content_kind != "heading")
+
+
+def measure(corpus: Path, leveler: ParentChildChunker | None = None) -> Figures:
+    """Measure the corpus at ``corpus`` with the default plan (or ``leveler``)."""
+    leveler = leveler or default_leveler()
+    figures = Figures()
+    for path in sorted((corpus / "pdf").glob("*.pdf")):
+        try:
+            _measure_pdf(path, leveler, figures)
+        except ParseError:
+            continue
+    for path in sorted((corpus / "html").glob("*.html")):
+        _measure_html(path, leveler, figures)
+    for path in sorted((corpus / "markdown").glob("*.md")):
+        _measure_markdown(path, figures)
+    return figures
+
+
+def _chunk_texts(chunks: list[Chunk]) -> list[str]:  # pragma: no cover - for reading by hand
+    return [f"[{c.level} {c.content_kind} {c.heading_path} {c.provenance}]\n{c.text}" for c in chunks]
+
+
+if __name__ == "__main__":
+    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "corpus"
+    result = measure(corpus)
+    print(json.dumps(result.summary(), indent=1))
+    print(json.dumps(result.notes, indent=1, ensure_ascii=False))
