@@ -18,13 +18,13 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from chunking.document import Document
 from chunking.parsers.base import build_document, title_from_uri
-from chunking.parsers.encoding import decode_text
+from chunking.parsers.encoding import Decoded, decode
 from chunking.parsers.layout import LayoutBuilder, table_text
 from chunking.parsers.limits import ParseLimits
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 LIBRARY = f"selectolax {version('selectolax')} (lexbor)"
 
 _DROP_TAGS = (
@@ -167,15 +167,16 @@ def _table_rows(table: LexborNode) -> tuple[list[str], int]:
     return rows, header_rows
 
 
-def _decode(data: bytes, source_uri: str) -> tuple[str, str]:
+def _decode(data: bytes, source_uri: str) -> Decoded:
     declared = _META_CHARSET.search(data[:4096])
     if declared is not None and not data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
         name = declared.group(1).decode("ascii", "replace")
         try:
-            return data.decode(name), name.lower()
+            # A declaration that decodes the bytes is taken as certain.
+            return Decoded(data.decode(name), name.lower(), 1.0)
         except (LookupError, UnicodeDecodeError):
             pass  # A wrong declaration is common; fall back to detection.
-    return decode_text(data, source_uri)
+    return decode(data, source_uri)
 
 
 def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
@@ -185,7 +186,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         ParseError: The bytes do not decode, or hold no visible text.
     """
     del limits  # max_bytes is checked by the caller; the walk is linear in the tree size.
-    text, encoding = _decode(data, source_uri)
+    text, encoding, confidence = _decode(data, source_uri)
     tree = LexborHTMLParser(text)
     title_node = tree.css_first("title")
     title = _inline_text(title_node) if title_node is not None else ""
@@ -256,5 +257,10 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         text=body,
         sections=sections,
         title=title or title_from_uri(source_uri),
-        metadata={"encoding": encoding, "parser": LIBRARY, "table_count": tables},
+        metadata={
+            "encoding": encoding,
+            "encoding_confidence": confidence,
+            "parser": LIBRARY,
+            "table_count": tables,
+        },
     )

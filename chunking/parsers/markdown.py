@@ -15,13 +15,13 @@ from markdown_it.token import Token
 
 from chunking.document import Document
 from chunking.parsers.base import build_document, title_from_uri
-from chunking.parsers.encoding import decode_text
+from chunking.parsers.encoding import decode
 from chunking.parsers.layout import LayoutBuilder, table_text
 from chunking.parsers.limits import ParseLimits
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 LIBRARY = f"markdown-it-py {version('markdown-it-py')}"
 
 # Block kinds by the opening token of a top-level block; anything else is plain text.
@@ -82,11 +82,11 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         ParseError: The bytes do not decode, or hold no text.
     """
     del limits  # max_bytes is checked by the caller; block parsing is linear.
-    decoded, encoding = decode_text(data, source_uri)
+    decoded, encoding, confidence = decode(data, source_uri)
     source = _normalize(decoded)
     lines = source.split("\n")
     skipped = _front_matter_end(lines)
-    metadata: dict[str, object] = {"encoding": encoding, "parser": LIBRARY}
+    metadata: dict[str, object] = {"encoding": encoding, "encoding_confidence": confidence, "parser": LIBRARY}
     if skipped:
         metadata["front_matter"] = "\n".join(lines[1 : skipped - 1])
         # Blank the front matter instead of cutting it so token line numbers still index `lines`.
