@@ -14,6 +14,7 @@ source on its own (pypdfium2 page text, the HTML tree) rather than trusting the 
 - ``html_footnotes_missing``: Sphinx footnotes (``aside.footnote``) whose text is in no chunk.
 - ``html_chrome_chunks``: HTML chunks that are only chrome (Sphinx footer, DocBook navheader,
   navfooter, ``div.toc``).
+- ``html_admonition_tables``: HTML table chunks that are a DocBook admonition ("Note", "Tip", ...).
 - ``md_dirty_headings``: Markdown heading path entries that keep image or reference-link markup;
   ``md_raw_html_headings``: ``<hN>`` headings at the top level that open no section.
 
@@ -46,6 +47,7 @@ _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"(?<![A-Za-z])[ivxlcdm]+(?![A-Za-z])")
 _DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*[\divxlcdm]+\s*$")
 _INDEX_ENTRY = re.compile(r"^[^\d.]{2,60}(?:,\s*\d{1,4}(?:[–-]\d{1,4})?)+\s*$")
+_ADMONITION = re.compile(r"^[\s|]*(?:Note|Tip|Warning|Caution|Important)\s*(?:\||\n|$)")
 _CHROME = "div.footer, div.navheader, div.navfooter, div.toc"
 
 
@@ -63,6 +65,7 @@ class Figures:
     html_footnotes: int = 0
     html_footnotes_missing: int = 0
     html_chrome_chunks: int = 0
+    html_admonition_tables: int = 0
     md_dirty_headings: int = 0
     md_raw_html_headings: int = 0
     notes: dict[str, list[str]] = field(default_factory=dict)
@@ -164,31 +167,41 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def _bare(text: str) -> str:
+    # Without any whitespace: the tree's text and the parser's differ in spaces around inline tags.
+    return "".join(text.split())
+
+
 def _measure_html(path: Path, leveler: ParentChildChunker, figures: Figures) -> None:
-    tree = LexborHTMLParser(path.read_bytes().decode("utf-8", "replace"))
+    html = path.read_bytes().decode("utf-8", "replace")
+    tree = LexborHTMLParser(html)
     document = parse_file(path)
     chunks = leveler.chunk(document)
     children = [c for c in chunks if c.level == 0]
-    body = _flat(" ".join(c.text for c in children))
+    body = _bare(" ".join(c.text for c in children))
     for note in tree.css("aside.footnote"):
         label = note.css_first("span.label")
-        text = _flat(note.text(separator=" "))
+        text = _bare(note.text())
         if label is not None:
-            text = _flat(text.replace(_flat(label.text(separator=" ")), "", 1))
+            text = text.replace(_bare(label.text()), "", 1)
         probe = text[:60]
         figures.html_footnotes += 1
         if probe not in body:
             figures.html_footnotes_missing += 1
             figures.note("html_footnotes_missing", f"{path.name}: {probe}")
-    chrome = [_flat(node.text(separator=" ")) for node in tree.css(_CHROME)]
+    chrome = [_bare(node.text()) for node in tree.css(_CHROME)]
     chrome = [c for c in chrome if c]
+    content_tree = LexborHTMLParser(html)
+    for node in content_tree.css(_CHROME):
+        node.decompose()
+    content = _bare(content_tree.body.text() if content_tree.body else "")
     for chunk in chunks:
-        flat = _flat(chunk.text)
-        if any(flat in c or (len(c) > 30 and c in flat and len(flat) < len(c) * 1.5) for c in chrome):
+        if chunk.content_kind == "table_row" and _ADMONITION.match(chunk.text):
+            figures.html_admonition_tables += 1
+        bare = _bare(chunk.text)
+        if bare not in content and any(bare in c or (len(c) > 30 and c in bare) for c in chrome):
             figures.html_chrome_chunks += 1
-            figures.note("html_chrome", f"{path.name} L{chunk.level}: {flat[:100]}")
-    if "Created using" in body:
-        figures.note("html_chrome", f"{path.name}: Sphinx footer in children")
+            figures.note("html_chrome", f"{path.name} L{chunk.level}: {_flat(chunk.text)[:100]}")
 
 
 _MARKUP = re.compile(r"!\[|\]\[|\]\(|<img|\[!\[")
