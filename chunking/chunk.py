@@ -155,8 +155,16 @@ class Chunk(BaseModel):
 
     @property
     def contextual_text(self) -> str:
-        """The text with its heading path above it, for embedding; the stored text is unchanged."""
+        """The text with its heading path above it, for embedding; the stored text is unchanged.
+
+        The document title (``metadata["document_title"]``, set at chunk time) leads the label
+        unless the heading path already starts with it.
+        """
         label = self.section_label()
+        title = " ".join(str(self.metadata.get("document_title") or "").split())
+        first = " ".join(self.heading_path[0].split()) if self.heading_path else ""
+        if title and title != first:
+            label = f"{title} > {label}" if label else title
         return f"{label}\n\n{self.text}" if label else self.text
 
     def to_node_record(self) -> NodeRecord:

@@ -129,12 +129,18 @@ class ParentChildChunker(BaseModel):
                             "chunker": raw.chunker or self.child.strategy,
                             "chunker_hash": fingerprint,
                             "heading_path": raw.heading_path or list(parent.heading_path),
+                            "metadata": _with_title(raw.metadata, document),
                         }
                     )
                 )
                 _check_inside(document, parent, children[-1])
         self.child.validate_chunks(document, children)
         return children
+
+
+def _with_title(metadata: dict[str, Any], document: Document) -> dict[str, Any]:
+    # Children are made by the child's _chunk, not chunk(): they get the title here.
+    return {**metadata, "document_title": document.title} if document.title else metadata
 
 
 def _check_inside(document: Document, parent: Chunk, child: Chunk) -> None:

@@ -204,7 +204,7 @@ def _measure_html(path: Path, leveler: ParentChildChunker, figures: Figures) -> 
             figures.note("html_chrome", f"{path.name} L{chunk.level}: {_flat(chunk.text)[:100]}")
 
 
-_MARKUP = re.compile(r"!\[|\]\[|\]\(|<img|\[!\[")
+_MARKUP = re.compile(r"!\[|\]\[|\]\(|<img|<a\b|\[!\[")
 _RAW_HEADING = re.compile(r"^<h([1-6])\b", re.MULTILINE)
 
 
