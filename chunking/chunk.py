@@ -21,7 +21,8 @@ __all__ = [
     "TextProvenance",
 ]
 
-ContentKind = Literal["text", "table_row", "code", "heading"]
+# ``toc``: a table of contents or an index page (dot leaders, page lists), kept out of search.
+ContentKind = Literal["text", "table_row", "code", "heading", "toc"]
 
 _WHITESPACE_RUN = re.compile(r"\s+")
 _DASH_RUN = re.compile(r"-{3,}")
@@ -70,7 +71,7 @@ class Chunk(BaseModel):
         text: The chunk text as stored.
         provenance: Where the chunk sits in its source: a text span or pages.
         heading_path: Headings above the chunk, outermost first.
-        content_kind: ``text``, ``table_row``, ``code`` or ``heading``.
+        content_kind: ``text``, ``table_row``, ``code``, ``heading`` or ``toc``.
         chunker: Strategy name of the chunker that made the chunk.
         chunker_hash: Fingerprint of that chunker's settings.
         level: 1 for a parent (unit of extraction), 0 for a child or flat chunk.

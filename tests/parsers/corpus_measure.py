@@ -6,8 +6,9 @@ source on its own (pypdfium2 page text, the HTML tree) rather than trusting the 
 
 - ``pdf_heading_share``: share of PDF chunks (parents and children) with a heading path, over PDFs
   that have an outline.
-- ``pdf_running_share``: share of PDF children holding a running header or footer line: a line
-  found at the top or bottom of 3 or more pages once digits and roman numerals are masked.
+- ``pdf_running_share``: share of PDF children holding a running header or footer line of a
+  page they claim: a top or bottom line found, once digits and roman numerals are masked, at the
+  same height on 3 or more pages, in a font no larger than the body text (page numbers included).
 - ``pdf_toc_unmarked``: PDF children full of dot leaders or index entries whose content kind is
   not ``toc``; ``pdf_toc_children`` counts them all.
 - ``pdf_overclaimed``: PDF children whose provenance lists a page that holds none of their lines.
@@ -31,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 import yaml
 from selectolax.lexbor import LexborHTMLParser
 
@@ -102,27 +104,54 @@ def _mask(line: str) -> str:
     return _ROMAN.sub("#", _DIGITS.sub("#", " ".join(line.split())))
 
 
-def _pdf_pages(path: Path) -> tuple[list[list[str]], int]:
+def _pdf_pages(path: Path) -> tuple[list[list[tuple[str, float, float]]], int]:
+    """Each page's non-empty lines as ``(text, font size, top)`` (0.0 where PDFium gives none)."""
     pdf = pdfium.PdfDocument(str(path))
     try:
         pages = []
         for page in pdf:
             textpage = page.get_textpage()
-            raw = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
+            raw = textpage.get_text_range()
+            exact = len(raw) == textpage.count_chars()
+            lines, position = [], 0
+            for segment in raw.split("\n"):
+                start, position = position, position + len(segment) + 1
+                text = " ".join(segment.replace("\ufffe", "").split())
+                if not text:
+                    continue
+                size = top = 0.0
+                if exact:
+                    ink = [start + i for i, ch in enumerate(segment) if not ch.isspace()]
+                    size = pdfium_c.FPDFText_GetFontSize(textpage.raw, ink[len(ink) // 2])
+                    top = textpage.get_charbox(ink[0])[3]
+                lines.append((text, size, top))
             textpage.close()
-            pages.append([" ".join(line.split()) for line in raw.split("\n") if line.strip()])
+            pages.append(lines)
         return pages, len(list(pdf.get_toc()))
     finally:
         pdf.close()
 
 
-def _running_lines(pages: list[list[str]]) -> set[str]:
-    """Masked lines at the top or bottom two places of 3 or more pages, and bare page numbers."""
-    seen: Counter[str] = Counter()
+def _running_lines(pages: list[list[tuple[str, float, float]]]) -> list[set[str]]:
+    """Per page, its running lines: a top or bottom line whose masked text is at the same height
+    on 3 or more pages, set no larger than the body text (a chapter heading is not one)."""
+    sizes = Counter(round(size, 1) for lines in pages for _, size, _ in lines)
+    body = sizes.most_common(1)[0][0] if sizes else 0.0
+
+    def edges(lines: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+        return [*lines[:2], *lines[-2:]] if len(lines) > 4 else list(lines)
+
+    seen: Counter[tuple[str, int]] = Counter()
     for lines in pages:
-        for line in {*lines[:2], *lines[-2:]}:
-            seen[_mask(line)] += 1
-    return {key for key, n in seen.items() if n >= 3 and key.strip("# /")} | {"#"}
+        seen.update({(_mask(text), round(top / 4)) for text, _, top in edges(lines)})
+    return [
+        {
+            text
+            for text, size, top in edges(lines)
+            if seen[(_mask(text), round(top / 4))] >= 3 and (not body or size <= body * 1.2)
+        }
+        for lines in pages
+    ]
 
 
 def _is_toc(text: str) -> bool:
@@ -139,16 +168,16 @@ def _measure_pdf(path: Path, leveler: ParentChildChunker, figures: Figures) -> N
         figures.pdf_chunks_outlined += len(chunks)
         figures.pdf_chunks_with_heading += sum(1 for c in chunks if c.heading_path)
     running = _running_lines(pages)
-    edges = [{_mask(line) for line in {*lines[:2], *lines[-2:]}} & running for lines in pages]
-    page_lines = [set(lines) for lines in pages]
+    page_lines = [{text for text, _, _ in lines} for lines in pages]
     for child in (c for c in chunks if c.level == 0):
         figures.pdf_children += 1
         lines = [" ".join(line.split()) for line in child.text.split("\n") if line.strip()]
         assert isinstance(child.provenance, PageProvenance)
         claimed = child.provenance.pages
-        if any(_mask(line) in edges[p - 1] for line in lines for p in claimed if p <= len(edges)):
+        leaked = [line for line in lines for p in claimed if line in running[p - 1]]
+        if leaked:
             figures.pdf_children_running += 1
-            figures.note("pdf_running", f"{path.name} p{claimed}: {child.text[:120]}")
+            figures.note("pdf_running", f"{path.name} p{claimed}: {leaked[0]!r} in {child.text[:80]}")
         if _is_toc(child.text):
             figures.pdf_toc_children += 1
             if child.content_kind != "toc":
