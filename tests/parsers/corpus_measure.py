@@ -66,6 +66,7 @@ class Figures:
     pdf_overclaimed: int = 0
     html_footnotes: int = 0
     html_footnotes_missing: int = 0
+    html_footnote_pages: list[str] = field(default_factory=list)
     html_chrome_chunks: int = 0
     html_admonition_tables: int = 0
     md_dirty_headings: int = 0
@@ -208,7 +209,9 @@ def _measure_html(path: Path, leveler: ParentChildChunker, figures: Figures) -> 
     chunks = leveler.chunk(document)
     children = [c for c in chunks if c.level == 0]
     body = _bare(" ".join(c.text for c in children))
-    for note in tree.css("aside.footnote"):
+    notes = tree.css("aside.footnote")
+    missing = figures.html_footnotes_missing
+    for note in notes:
         label = note.css_first("span.label")
         text = _bare(note.text())
         if label is not None:
@@ -218,6 +221,8 @@ def _measure_html(path: Path, leveler: ParentChildChunker, figures: Figures) -> 
         if probe not in body:
             figures.html_footnotes_missing += 1
             figures.note("html_footnotes_missing", f"{path.name}: {probe}")
+    if notes and figures.html_footnotes_missing == missing:
+        figures.html_footnote_pages.append(path.name)
     chrome = [_bare(node.text()) for node in tree.css(_CHROME)]
     chrome = [c for c in chrome if c]
     content_tree = LexborHTMLParser(html)
