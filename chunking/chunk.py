@@ -21,7 +21,8 @@ __all__ = [
     "TextProvenance",
 ]
 
-ContentKind = Literal["text", "table_row", "code", "heading"]
+# ``toc``: a table of contents or an index page (dot leaders, page lists), kept out of search.
+ContentKind = Literal["text", "table_row", "code", "heading", "toc"]
 
 _WHITESPACE_RUN = re.compile(r"\s+")
 _DASH_RUN = re.compile(r"-{3,}")
@@ -70,7 +71,7 @@ class Chunk(BaseModel):
         text: The chunk text as stored.
         provenance: Where the chunk sits in its source: a text span or pages.
         heading_path: Headings above the chunk, outermost first.
-        content_kind: ``text``, ``table_row``, ``code`` or ``heading``.
+        content_kind: ``text``, ``table_row``, ``code``, ``heading`` or ``toc``.
         chunker: Strategy name of the chunker that made the chunk.
         chunker_hash: Fingerprint of that chunker's settings.
         level: 1 for a parent (unit of extraction), 0 for a child or flat chunk.
@@ -155,8 +156,16 @@ class Chunk(BaseModel):
 
     @property
     def contextual_text(self) -> str:
-        """The text with its heading path above it, for embedding; the stored text is unchanged."""
+        """The text with its heading path above it, for embedding; the stored text is unchanged.
+
+        The document title (``metadata["document_title"]``, set at chunk time) leads the label
+        unless the heading path already starts with it.
+        """
         label = self.section_label()
+        title = " ".join(str(self.metadata.get("document_title") or "").split())
+        first = " ".join(self.heading_path[0].split()) if self.heading_path else ""
+        if title and title != first:
+            label = f"{title} > {label}" if label else title
         return f"{label}\n\n{self.text}" if label else self.text
 
     def to_node_record(self) -> NodeRecord:

@@ -41,7 +41,10 @@ class Unit(BaseModel):
             parser-specific kind; chunkers treat unknown kinds as text).
         start: Offset of the block in ``Document.text``; None for page units.
         end: End offset (exclusive); None for page units.
-        page: 1-based page number for units of a paged document.
+        page: 1-based page number for units of a paged document (the first, for a unit that
+            runs on over a page break).
+        last_page: For a page unit that runs on over page breaks, its last page; None when it
+            is on ``page`` only.
         rows: For a table, each row's span relative to ``text`` (header rows first).
         header_rows: How many leading ``rows`` are header rows, repeated in each row group.
     """
@@ -53,13 +56,27 @@ class Unit(BaseModel):
     start: int | None = Field(default=None, ge=0)
     end: int | None = Field(default=None, ge=0)
     page: int | None = Field(default=None, ge=1)
+    last_page: int | None = Field(default=None, ge=1)
     rows: tuple[Span, ...] = ()
     header_rows: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _check_last_page(self) -> Unit:
+        if self.last_page is not None and (self.page is None or self.last_page < self.page):
+            raise ValueError(f"a unit's last_page ({self.last_page}) needs a page at or before it")
+        return self
 
     @property
     def has_offsets(self) -> bool:
         """True when the unit points into ``Document.text``."""
         return self.start is not None and self.end is not None
+
+    @property
+    def pages(self) -> tuple[int, ...]:
+        """The pages the unit is on (``page`` through ``last_page``); empty for a text unit."""
+        if self.page is None:
+            return ()
+        return tuple(range(self.page, (self.last_page or self.page) + 1))
 
 
 class Section(BaseModel):

@@ -146,6 +146,8 @@ class BaseChunker(BaseModel, ABC):
                 fields["chunker"] = strategy
             if fields["id"] is None:
                 fields["id"] = make_id(fields["provenance"], index, fields["level"])
+            if document.title:
+                fields["metadata"]["document_title"] = document.title
         self.validate_chunks(document, chunks)
         return chunks
 

@@ -101,10 +101,12 @@ class ParentChildChunker(BaseModel):
         for parent in sorted(parents, key=lambda p: p.index):
             if parent.id is None:
                 raise ChunkingError(f"{document.source_uri}: parent chunk {parent.index} has no id")
-            part = restrict_to_parent(document, parent, unit_index)
+            part, laid_out = _restrict(document, parent, unit_index)
             for raw in self.child._chunk(part):
                 provenance = raw.provenance
-                if isinstance(parent.provenance, PageProvenance):
+                if isinstance(parent.provenance, PageProvenance) and not laid_out:
+                    # The parent's text could not be laid back onto its units: its pages are all
+                    # that is known of where a child's text is.
                     provenance = parent.provenance
                 index = len(children)
                 chunk_id = Chunk.id_for(
@@ -129,12 +131,18 @@ class ParentChildChunker(BaseModel):
                             "chunker": raw.chunker or self.child.strategy,
                             "chunker_hash": fingerprint,
                             "heading_path": raw.heading_path or list(parent.heading_path),
+                            "metadata": _with_title(raw.metadata, document),
                         }
                     )
                 )
                 _check_inside(document, parent, children[-1])
         self.child.validate_chunks(document, children)
         return children
+
+
+def _with_title(metadata: dict[str, Any], document: Document) -> dict[str, Any]:
+    # Children are made by the child's _chunk, not chunk(): they get the title here.
+    return {**metadata, "document_title": document.title} if document.title else metadata
 
 
 def _check_inside(document: Document, parent: Chunk, child: Chunk) -> None:
@@ -170,6 +178,15 @@ class _UnitIndex:
         self.units = entries
         # Largest end so far: units may nest or overlap, so bisect on a running maximum.
         self.max_ends = list(itertools.accumulate((key[1] for key, _ in entries), max))
+        # Page units in reading order (pages never go back), to lay a page parent's text back
+        # onto the units it was packed from.
+        self.page_units = [
+            (section.heading_path, unit)
+            for section in document.sections
+            for unit in section.units
+            if unit.page is not None and not unit.has_offsets
+        ]
+        self.page_firsts = list(itertools.accumulate((u.page or 1 for _, u in self.page_units), max))
         self.turns = sorted(document.turns or (), key=lambda t: (t.start, t.end))
         self.turn_starts = [t.start for t in self.turns]
         self.turn_max_ends = list(itertools.accumulate((t.end for t in self.turns), max))
@@ -184,6 +201,50 @@ class _UnitIndex:
             if key[0] < end and key[1] > start
         ]
 
+    def page_sections(self, text: str, pages: Sequence[int]) -> list[Section] | None:
+        """Lay a page parent's ``text`` back onto the page units it was packed from.
+
+        The section chunker joins a paged chunk's pieces (whole units or slices of one) with a
+        blank line, so each blank-line block of ``text`` is found, in order, inside the units on
+        ``pages``. Each block becomes a unit with the pages, kind and heading path of the unit
+        it is in. Returns None when a block is found in no unit (a table row group that repeats
+        its header, a parent from other settings).
+        """
+        first = bisect.bisect_left(self.page_firsts, min(pages))
+        last = bisect.bisect_right(self.page_firsts, max(pages))
+        candidates = self.page_units[first:last]
+        cursor, offset = 0, 0
+        grouped: list[tuple[tuple[str, ...], list[Unit]]] = []
+        for block in text.split("\n\n"):
+            if not block.strip():
+                continue
+            while cursor < len(candidates):
+                found = candidates[cursor][1].text.find(block, offset)
+                if found >= 0:
+                    offset = found + len(block)
+                    break
+                cursor, offset = cursor + 1, 0
+            else:
+                return None
+            path, unit = candidates[cursor]
+            piece = Unit.model_construct(
+                text=block,
+                content_kind=unit.content_kind,
+                start=None,
+                end=None,
+                page=unit.page,
+                last_page=unit.last_page,
+                rows=(),
+                header_rows=0,
+            )
+            if grouped and grouped[-1][0] == path:
+                grouped[-1][1].append(piece)
+            else:
+                grouped.append((path, [piece]))
+        if not grouped:
+            return None
+        return [Section.model_construct(heading_path=path, units=tuple(units)) for path, units in grouped]
+
     def turns_in(self, start: int, end: int) -> list[Turn]:
         """Turns overlapping ``[start, end)``."""
         first = bisect.bisect_right(self.turn_max_ends, start)
@@ -196,20 +257,25 @@ def restrict_to_parent(document: Document, parent: Chunk, index: _UnitIndex | No
 
     For a text parent the text stays whole (so offsets stay absolute) and sections, units, table
     rows and turns are clipped to the parent's span. For a page parent the document becomes the
-    parent's text as one unit on the parent's first page. Pass an index built once per document
-    when restricting it to many parents.
+    parent's text, laid back onto the units it was packed from (each keeps its pages, kind and
+    heading path); where that cannot be done, the parent's text is one unit on its first page.
+    Pass an index built once per document when restricting it to many parents.
     """
+    return _restrict(document, parent, index)[0]
+
+
+def _restrict(document: Document, parent: Chunk, index: _UnitIndex | None) -> tuple[Document, bool]:
+    """:func:`restrict_to_parent`, and whether a page parent's text was laid back onto units."""
     provenance = parent.provenance
-    if isinstance(provenance, PageProvenance):
-        unit = Unit(text=parent.text, page=provenance.pages[0])
-        return document.model_copy(
-            update={
-                "text": parent.text,
-                "sections": (Section(heading_path=tuple(parent.heading_path), units=(unit,)),),
-                "turns": None,
-            }
-        )
     index = index or _UnitIndex(document)
+    if isinstance(provenance, PageProvenance):
+        sections = index.page_sections(parent.text, provenance.pages)
+        laid_out = sections is not None
+        if sections is None:
+            unit = Unit(text=parent.text, page=provenance.pages[0])
+            sections = [Section(heading_path=tuple(parent.heading_path), units=(unit,))]
+        update = {"text": parent.text, "sections": tuple(sections), "turns": None}
+        return document.model_copy(update=update), laid_out
     start, end = provenance.start, provenance.end
     grouped: dict[int, tuple[tuple[str, ...], list[Unit]]] = {}
     for position, path, unit in index.units_in(start, end):
@@ -233,7 +299,7 @@ def restrict_to_parent(document: Document, parent: Chunk, index: _UnitIndex | No
             Turn.model_construct(speaker=t.speaker, start=max(t.start, start), end=min(t.end, end))
             for t in index.turns_in(start, end)
         )
-    return document.model_copy(update={"sections": tuple(sections), "turns": turns})
+    return document.model_copy(update={"sections": tuple(sections), "turns": turns}), False
 
 
 class _RowOffsets:

@@ -308,7 +308,7 @@ class RecursiveChunker(BaseChunker):
                         Chunk(
                             document_id=document.id,
                             text=piece.text,
-                            provenance=PageProvenance(pages=(unit.page or 1,)),
+                            provenance=PageProvenance(pages=unit.pages or (1,)),
                             heading_path=list(section.heading_path),
                             metadata={"token_count": piece.token_count},
                         )

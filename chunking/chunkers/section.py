@@ -36,7 +36,12 @@ from chunking.errors import ChunkingError
 __all__ = ["SectionChunker"]
 
 _BLANK_LINE = "\n\n"
-_KIND_OF_UNIT: dict[str, ContentKind] = {"code": "code", "heading": "heading", "table": "table_row"}
+_KIND_OF_UNIT: dict[str, ContentKind] = {
+    "code": "code",
+    "heading": "heading",
+    "table": "table_row",
+    "toc": "toc",
+}
 
 
 @dataclass(slots=True)
@@ -46,7 +51,7 @@ class _Piece:
     text: str
     start: int | None  # offset in Document.text; None for page pieces
     end: int | None
-    page: int | None
+    pages: tuple[int, ...]  # the unit's pages; empty for text pieces
     kind: ContentKind
     path: tuple[str, ...]
     tokens: int
@@ -150,9 +155,9 @@ class SectionChunker(BaseChunker):
                     continue
                 kind = _KIND_OF_UNIT.get(content_kind, "text")
                 if tokens <= size:
-                    piece = _Piece(unit.text, unit.start, unit.end, unit.page, kind, path, tokens)
+                    piece = _Piece(unit.text, unit.start, unit.end, unit.pages, kind, path, tokens)
                 else:
-                    pieces = self._split_pieces(unit.text, unit.start, unit.page, kind, path, tokens)
+                    pieces = self._split_pieces(unit.text, unit.start, unit.pages, kind, path, tokens)
                     for part in pieces[:-1]:  # parts of an oversized unit: each fills a chunk
                         if open_draft:
                             drafts.append(open_draft)
@@ -161,6 +166,10 @@ class SectionChunker(BaseChunker):
                     if not pieces:
                         continue
                     piece = pieces[-1]
+                if open_draft is not None and (kind == "toc") != (open_draft.pieces[-1].kind == "toc"):
+                    # A table of contents or index never shares a chunk with text.
+                    drafts.append(open_draft)
+                    open_draft = None
                 if open_draft is not None:
                     last = open_draft.pieces[-1]
                     separator = _separator(text, last, piece)
@@ -191,7 +200,7 @@ class SectionChunker(BaseChunker):
         self,
         text: str,
         base: int | None,
-        page: int | None,
+        pages: tuple[int, ...],
         kind: ContentKind,
         path: tuple[str, ...],
         tokens: int | None = None,
@@ -202,7 +211,7 @@ class SectionChunker(BaseChunker):
                 part.text,
                 None if base is None else base + part.start,
                 None if base is None else base + part.end,
-                page,
+                pages,
                 kind,
                 path,
                 part.token_count,
@@ -214,7 +223,7 @@ class SectionChunker(BaseChunker):
 
     def _table_drafts(self, unit: Unit, path: tuple[str, ...], tokens: int) -> list[_Draft]:
         """Return one draft for a fitting table, else row groups that repeat the header rows."""
-        whole = _Piece(unit.text, unit.start, unit.end, unit.page, "table_row", path, tokens)
+        whole = _Piece(unit.text, unit.start, unit.end, unit.pages, "table_row", path, tokens)
         if tokens <= self.size:
             return [_Draft([whole], tokens)]
         rows = unit.rows
@@ -229,7 +238,7 @@ class SectionChunker(BaseChunker):
             # No rows to group, or a header too big to repeat: split the table like text.
             return [
                 _Draft([p], p.tokens)
-                for p in self._split_pieces(unit.text, unit.start, unit.page, "table_row", path)
+                for p in self._split_pieces(unit.text, unit.start, unit.pages, "table_row", path)
             ]
         drafts: list[_Draft] = []
         group: list[_Piece] = []
@@ -271,7 +280,7 @@ class SectionChunker(BaseChunker):
                 offset = None if unit.start is None else unit.start + row.start
                 drafts.extend(
                     _Draft([p], p.tokens)
-                    for p in self._split_pieces(text, offset, unit.page, "table_row", path)
+                    for p in self._split_pieces(text, offset, unit.pages, "table_row", path)
                 )
                 continue
             cost = row_count + (newline if group else 0)
@@ -295,7 +304,7 @@ class SectionChunker(BaseChunker):
             unit.text[start:end],
             None if offset is None else offset + start,
             None if offset is None else offset + end,
-            unit.page,
+            unit.pages,
             "table_row",
             path,
             tokens,
@@ -348,7 +357,7 @@ class SectionChunker(BaseChunker):
                 # Even alone (with its repeated header) the piece is too big: split it bare.
                 emit(current)
                 current = _Draft([], 0, draft.header)
-                for part in self._split_pieces(piece.text, piece.start, piece.page, piece.kind, piece.path):
+                for part in self._split_pieces(piece.text, piece.start, piece.pages, piece.kind, piece.path):
                     emit(_Draft([part], part.tokens))
         emit(current)
         return chunks
@@ -378,7 +387,7 @@ class SectionChunker(BaseChunker):
         pieces = draft.pieces
         if paged:
             provenance: TextProvenance | PageProvenance = PageProvenance(
-                pages=tuple(sorted({p.page or 1 for p in pieces}))
+                pages=tuple(sorted({n for p in pieces for n in p.pages or (1,)}))
             )
         else:
             provenance = TextProvenance(start=pieces[0].start, end=pieces[-1].end)

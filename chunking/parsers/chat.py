@@ -12,12 +12,12 @@ from typing import Any
 from chunking.document import Document
 from chunking.errors import ParseError
 from chunking.parsers.base import build_document, title_from_uri
-from chunking.parsers.encoding import decode_text
+from chunking.parsers.encoding import decode
 from chunking.parsers.limits import ParseLimits, check_limit
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 LIBRARY = "python json (stdlib)"
 _HINT = 'write {"title": ..., "turns": [{"speaker": ..., "text": ...}]} or one such turn per line'
 
@@ -73,13 +73,14 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         ParseError: Undecodable bytes, malformed JSON, a turn without speaker or text, more than
             ``limits.max_rows`` turns, or no turns.
     """
-    decoded, encoding = decode_text(data, source_uri)
+    decoded, encoding, confidence = decode(data, source_uri)
     payload, layout = _load(decoded.lstrip("\ufeff"), source_uri)
     turns, title, meta = _turns(payload, source_uri)
     check_limit(source_uri, "max_rows", len(turns), limits, "turns")
     chat = Document.from_turns(turns, source_uri=source_uri, title=title)
     metadata: dict[str, Any] = {
         "encoding": encoding,
+        "encoding_confidence": confidence,
         "parser": LIBRARY,
         "layout": layout,
         "turn_count": len(turns),

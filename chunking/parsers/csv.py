@@ -15,13 +15,13 @@ import sys
 from chunking.document import Document
 from chunking.errors import ParseError
 from chunking.parsers.base import build_document, title_from_uri
-from chunking.parsers.encoding import decode_text, normalize_newlines
+from chunking.parsers.encoding import decode, normalize_newlines
 from chunking.parsers.layout import LayoutBuilder, table_text
 from chunking.parsers.limits import ParseLimits, check_limit
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 LIBRARY = f"python csv (stdlib, {sys.version.split()[0]})"
 _DELIMITERS = ",;\t|"
 _SNIFF = 64 * 1024
@@ -43,7 +43,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         ParseError: Undecodable bytes, malformed CSV, a field over the stdlib's field size
             limit, more than ``limits.max_rows`` rows, or no rows at all.
     """
-    decoded, encoding = decode_text(data, source_uri)
+    decoded, encoding, confidence = decode(data, source_uri)
     text = normalize_newlines(decoded).lstrip("\ufeff")
     lines = text.split("\n")
     # The sniffer's regexes are slow on huge lines: a bounded sample is plenty to pick a dialect.
@@ -83,6 +83,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         title=title_from_uri(source_uri),
         metadata={
             "encoding": encoding,
+            "encoding_confidence": confidence,
             "parser": LIBRARY,
             "row_count": max(len(rows) - 1, 0),
             "delimiter": delimiter,

@@ -4,35 +4,52 @@ The lexbor engine parses (it fetches nothing: no network, no external entities).
 walked with an explicit stack, never recursion, so 10,000 nested elements cost a loop, not the
 Python stack. Headings build the heading path; ``p`` is a text unit, ``pre`` a code unit, a ``ul``
 or ``ol`` one list unit, a ``table`` one table unit whose rows are cells joined by `` | ``. Text
-outside those blocks (in ``div``, ``dd``, ...) becomes text units, split at block boundaries.
-Scripts, styles and navigation chrome (``nav``, ``header``, ``footer``, ``aside``, ARIA
-navigation landmarks) are dropped.
+outside those blocks (in ``div``, ``dd``, ...) becomes text units, split at block boundaries. A
+``dt`` (or an admonition title) and the first text of what follows it are one unit; a footnote
+(``aside.footnote``) is one unit. Layout tables (DocBook admonitions, no row with two cells of
+text) are read as text. Chrome is dropped by role and class, not tag alone: scripts, styles,
+``nav``, ``header``, ``footer``, asides that are not notes, ARIA navigation landmarks, Sphinx
+footers and menus, DocBook navigation headers, footers and tables of contents.
 """
 
 from __future__ import annotations
 
 import re
 from importlib.metadata import version
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from chunking.document import Document
 from chunking.parsers.base import build_document, title_from_uri
-from chunking.parsers.encoding import decode_text
+from chunking.parsers.encoding import Decoded, decode
 from chunking.parsers.layout import LayoutBuilder, table_text
 from chunking.parsers.limits import ParseLimits
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 LIBRARY = f"selectolax {version('selectolax')} (lexbor)"
 
 _DROP_TAGS = (
-    "script style nav header footer aside noscript template head iframe object embed svg canvas "
+    "script style nav header footer noscript template head iframe object embed svg canvas "
     "select button -comment"
 )
 _DROP = frozenset(_DROP_TAGS.split())
 _DROP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+# Chrome by class: Sphinx's page footer and mobile menu, DocBook's navigation tables and tables
+# of contents. Dropped wherever they sit, whatever their tag.
+_DROP_CLASS_NAMES = (
+    "footer mobile-nav related sphinxsidebar navheader navfooter toc list-of-tables "
+    "list-of-figures list-of-examples"
+)
+_DROP_CLASSES = frozenset(_DROP_CLASS_NAMES.split())
+# An aside is chrome (its implicit role is complementary) unless its role or class says it is
+# part of the text: Sphinx and DocBook footnotes are asides with role="note".
+_KEEP_ASIDE_ROLES = frozenset({"note", "doc-footnote", "doc-endnote", "doc-endnotes"})
+# DocBook admonitions are tables laid out for an icon; their text is prose, not data.
+_ADMONITIONS = frozenset({"note", "tip", "warning", "caution", "important"})
+_LAYOUT_ROLES = frozenset({"presentation", "none"})
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _LISTS = frozenset({"ul", "ol"})
 # Phrasing elements: their text joins the surrounding run instead of starting a unit.
@@ -44,6 +61,10 @@ _INLINE = frozenset(_INLINE_TAGS.split())
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
 
 
+def _classes(node: LexborNode) -> set[str]:
+    return set((node.attributes.get("class") or "").split())
+
+
 def _dropped(node: LexborNode) -> bool:
     tag = node.tag
     if tag in _DROP:
@@ -51,14 +72,55 @@ def _dropped(node: LexborNode) -> bool:
     if tag in _INLINE and tag != "a":
         return False
     attributes = node.attributes
+    if tag == "aside":
+        role = attributes.get("role")
+        if role not in _KEEP_ASIDE_ROLES and not any("footnote" in c for c in _classes(node)):
+            return True
     if not attributes:
         return False
     if "hidden" in attributes or attributes.get("aria-hidden") == "true":
         return True
     if attributes.get("role") in _DROP_ROLES:
         return True
+    classes = _classes(node)
+    if classes & _DROP_CLASSES:
+        return True
     # Sphinx's permalink anchors ("¶") are chrome, not heading text.
-    return tag == "a" and "headerlink" in (attributes.get("class") or "")
+    return tag == "a" and "headerlink" in classes
+
+
+def _is_footnote(node: LexborNode) -> bool:
+    return node.tag == "aside" and "footnote" in _classes(node)
+
+
+def _is_layout_table(table: LexborNode) -> bool:
+    """True for a table used for layout: a presentation role, a DocBook admonition, or no row
+    with two cells that hold text (an icon beside a paragraph)."""
+    attributes = table.attributes
+    if attributes.get("role") in _LAYOUT_ROLES:
+        return True
+    summary = (attributes.get("summary") or "").strip().lower()
+    parent = table.parent
+    if summary in _ADMONITIONS or (parent is not None and _classes(parent) & _ADMONITIONS):
+        return True
+    rows = _rows_of(table)
+    return bool(rows) and all(
+        sum(1 for cell in _children(row) if cell.tag in ("td", "th") and _inline_text(cell)) <= 1
+        for row in rows
+    )
+
+
+def _rows_of(table: LexborNode) -> list[LexborNode]:
+    """The table's own rows (directly or under thead/tbody/tfoot), not those of nested tables."""
+    rows: list[LexborNode] = []
+    stack = [table]
+    while stack:
+        current = stack.pop()
+        if current.tag == "tr":
+            rows.append(current)
+        elif current is table or current.tag in ("thead", "tbody", "tfoot"):
+            stack.extend(reversed(_children(current)))
+    return rows
 
 
 def _children(node: LexborNode) -> list[LexborNode]:
@@ -146,36 +208,32 @@ def _table_rows(table: LexborNode) -> tuple[list[str], int]:
     rows: list[str] = []
     header_rows = 0
     in_header = True
-    stack = [table]
-    while stack:
-        current = stack.pop()
-        if current.tag == "tr":
-            cells = [c for c in _children(current) if c.tag in ("td", "th")]
-            texts = [_inline_text(c) for c in cells]
-            if not any(texts):
-                continue
-            is_header = all(c.tag == "th" for c in cells) or (
-                current.parent is not None and current.parent.tag == "thead"
-            )
-            if in_header and is_header:
-                header_rows += 1
-            else:
-                in_header = False
-            rows.append(" | ".join(texts))
-        elif current is table or current.tag in ("thead", "tbody", "tfoot"):
-            stack.extend(reversed(_children(current)))
+    for current in _rows_of(table):
+        cells = [c for c in _children(current) if c.tag in ("td", "th")]
+        texts = [_inline_text(c) for c in cells]
+        if not any(texts):
+            continue
+        is_header = all(c.tag == "th" for c in cells) or (
+            current.parent is not None and current.parent.tag == "thead"
+        )
+        if in_header and is_header:
+            header_rows += 1
+        else:
+            in_header = False
+        rows.append(" | ".join(texts))
     return rows, header_rows
 
 
-def _decode(data: bytes, source_uri: str) -> tuple[str, str]:
+def _decode(data: bytes, source_uri: str) -> Decoded:
     declared = _META_CHARSET.search(data[:4096])
     if declared is not None and not data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
         name = declared.group(1).decode("ascii", "replace")
         try:
-            return data.decode(name), name.lower()
+            # A declaration that decodes the bytes is taken as certain.
+            return Decoded(data.decode(name), name.lower(), 1.0)
         except (LookupError, UnicodeDecodeError):
             pass  # A wrong declaration is common; fall back to detection.
-    return decode_text(data, source_uri)
+    return decode(data, source_uri)
 
 
 def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
@@ -185,7 +243,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         ParseError: The bytes do not decode, or hold no visible text.
     """
     del limits  # max_bytes is checked by the caller; the walk is linear in the tree size.
-    text, encoding = _decode(data, source_uri)
+    text, encoding, confidence = _decode(data, source_uri)
     tree = LexborHTMLParser(text)
     title_node = tree.css_first("title")
     title = _inline_text(title_node) if title_node is not None else ""
@@ -194,10 +252,31 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
     path: list[tuple[int, str]] = []
     buffer: list[str] = []
     tables = 0
+    # Terms (dt) waiting for the first text of their definition (dd), so a term and its
+    # definition are one unit; a definition that opens with code or a table leaves it alone.
+    terms: list[str] = []
+
+    def add(text: str, kind: str = "text", **table: Any) -> None:
+        if not text.strip():
+            return
+        if terms:
+            term = "\n".join(terms)
+            terms.clear()
+            if kind in ("text", "list"):
+                text = f"{term}\n{text}"
+            else:
+                builder.add(term)
+        builder.add(text, kind, **table)
 
     def flush() -> None:
-        builder.add(" ".join("".join(buffer).split()))
+        add(" ".join("".join(buffer).split()))
         buffer.clear()
+
+    def flush_terms() -> None:
+        # Terms left without a text to join are units of their own.
+        if terms:
+            builder.add("\n".join(terms))
+            terms.clear()
 
     stack: list[tuple[LexborNode, bool]] = [(root, False)] if root is not None else []
     while stack:
@@ -205,6 +284,8 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         tag = node.tag
         if leaving:
             flush()
+            if tag == "dl":
+                flush_terms()
             continue
         if tag == "-text":
             buffer.append(node.text_content or "")
@@ -221,6 +302,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         if tag in _HEADINGS:
             heading = _inline_text(node)
             if heading:
+                flush_terms()
                 level = _HEADINGS[tag]
                 while path and path[-1][0] >= level:
                     path.pop()
@@ -228,24 +310,30 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
                 builder.start_section(tuple(h for _, h in path))
                 builder.add(heading, "heading")
                 title = title or heading
-        elif tag == "p":
-            builder.add(_inline_text(node))
+        elif tag in ("dt", "th") or "admonition-title" in _classes(node):
+            # A term, or the title of an admonition ("Note": a th in DocBook's layout table, a
+            # p.admonition-title in Sphinx), goes with the text that follows it.
+            terms.append(_inline_text(node))
+        elif tag == "p" or _is_footnote(node):
+            # A footnote is one unit, its label ("[1]") with its text.
+            add(_inline_text(node))
         elif tag == "pre":
-            builder.add(_pre_text(node), "code")
+            add(_pre_text(node), "code")
         elif tag in _LISTS:
-            builder.add(_list_text(node), "list")
-        elif tag == "table":
+            add(_list_text(node), "list")
+        elif tag == "table" and not _is_layout_table(node):
             caption = node.css_first("caption")
             if caption is not None:
-                builder.add(_inline_text(caption))
+                add(_inline_text(caption))
             rows, header_rows = _table_rows(node)
             table, spans = table_text(rows)
-            builder.add(table, "table", rows=spans, header_rows=header_rows)
+            add(table, "table", rows=spans, header_rows=header_rows)
             tables += 1
         else:
             stack.append((node, True))
             stack.extend((child, False) for child in reversed(_children(node)))
     flush()
+    flush_terms()
 
     body, sections = builder.build()
     return build_document(
@@ -256,5 +344,10 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         text=body,
         sections=sections,
         title=title or title_from_uri(source_uri),
-        metadata={"encoding": encoding, "parser": LIBRARY, "table_count": tables},
+        metadata={
+            "encoding": encoding,
+            "encoding_confidence": confidence,
+            "parser": LIBRARY,
+            "table_count": tables,
+        },
     )

@@ -2,26 +2,30 @@
 
 Only the block structure is used: each top-level block becomes one unit whose text is the
 block's own source lines (trailing whitespace trimmed), so the document text stays the author's
-Markdown. Headings open sections; the heading path is the plain text of the open headings.
+Markdown. Headings open sections (ATX, setext, and top-level HTML blocks that open with
+``<h1>``..``<h6>``); the heading path is the plain text of the open headings, without badge
+images, link targets or inline markup.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from importlib.metadata import version
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from chunking.document import Document
 from chunking.parsers.base import build_document, title_from_uri
-from chunking.parsers.encoding import decode_text
+from chunking.parsers.encoding import decode
 from chunking.parsers.layout import LayoutBuilder, table_text
 from chunking.parsers.limits import ParseLimits
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 LIBRARY = f"markdown-it-py {version('markdown-it-py')}"
 
 # Block kinds by the opening token of a top-level block; anything else is plain text.
@@ -36,6 +40,13 @@ _KIND_BY_TOKEN = {
 _SKIP = {"hr"}
 # A trailing attribute list (`## Title { #anchor }`, MkDocs/Pandoc) is markup, not heading text.
 _ATTR_LIST = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
+# A top-level HTML block that opens with <h1>..<h6> is a heading (README banners).
+_HTML_HEADING = re.compile(r"\s*<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+# Badges and reference links whose definitions are missing stay literal after the inline parse:
+# images go, links keep their text.
+_LEFTOVER_IMAGE = re.compile(r"!\[[^\[\]]*\](?:\[[^\[\]]*\]|\([^()]*\))?")
+_LEFTOVER_LINK = re.compile(r"\[([^\[\]]*)\](?:\[[^\[\]]*\]|\([^()]*\))")
 
 
 def _block_parser() -> MarkdownIt:
@@ -63,16 +74,36 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-def _heading_text(token: Token) -> str:
-    parsed = _INLINE.parseInline(token.content)
+def _heading_text(token: Token, env: dict[str, Any]) -> str:
+    """The plain text of a heading: inline markup, images (badges) and link targets removed.
+
+    ``env`` holds the document's link reference definitions, so ``[![badge][img]][url]``
+    resolves to an image inside a link and leaves no text.
+    """
+    parsed = _INLINE.parseInline(token.content, env)
     parts: list[str] = []
     for child in (parsed[0].children or ()) if parsed else ():
-        if child.type in ("text", "code_inline", "html_inline"):
+        if child.type in ("text", "code_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
-    text = " ".join("".join(parts).split()) or token.content.strip()
+    text = _clean("".join(parts)) or token.content.strip()
     return _ATTR_LIST.sub("", text) or text
+
+
+def _clean(text: str) -> str:
+    for _ in range(3):  # nested: [![alt][img]][url] -> [][url] -> ""
+        text = _LEFTOVER_LINK.sub(r"\1", _LEFTOVER_IMAGE.sub("", text))
+    return " ".join(text.split())
+
+
+def _html_heading(content: str) -> tuple[int, str] | None:
+    """The level and plain text of an HTML block that opens with a heading element, if any."""
+    match = _HTML_HEADING.match(content)
+    if match is None:
+        return None
+    text = _clean(html.unescape(_TAG.sub(" ", match.group(2))))
+    return (int(match.group(1)), text) if text else None
 
 
 def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
@@ -82,16 +113,17 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         ParseError: The bytes do not decode, or hold no text.
     """
     del limits  # max_bytes is checked by the caller; block parsing is linear.
-    decoded, encoding = decode_text(data, source_uri)
+    decoded, encoding, confidence = decode(data, source_uri)
     source = _normalize(decoded)
     lines = source.split("\n")
     skipped = _front_matter_end(lines)
-    metadata: dict[str, object] = {"encoding": encoding, "parser": LIBRARY}
+    metadata: dict[str, object] = {"encoding": encoding, "encoding_confidence": confidence, "parser": LIBRARY}
     if skipped:
         metadata["front_matter"] = "\n".join(lines[1 : skipped - 1])
         # Blank the front matter instead of cutting it so token line numbers still index `lines`.
         source = "\n" * skipped + "\n".join(lines[skipped:])
-    tokens = _BLOCKS.parse(source)
+    env: dict[str, Any] = {}
+    tokens = _BLOCKS.parse(source, env)
 
     builder = LayoutBuilder()
     stack: list[tuple[int, str]] = []
@@ -108,9 +140,14 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         if token.type in _SKIP:
             continue
         kind = _KIND_BY_TOKEN.get(token.type, "text")
+        heading = None
         if kind == "heading":
-            level = int(token.tag[1])
-            text = _heading_text(tokens[index + 1])
+            heading = int(token.tag[1]), _heading_text(tokens[index + 1], env)
+        elif token.type == "html_block":
+            heading = _html_heading(token.content)
+            kind = "heading" if heading else kind
+        if heading is not None:
+            level, text = heading
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, text))

@@ -1,66 +1,94 @@
-"""PDF: the text layer of each page via pypdfium2 (PDFium), one section per page.
+"""PDF: the text layer of each page via pypdfium2 (PDFium), in sections from the outline.
 
-Units are paragraphs of a page with ``page`` set (1-based) and no character offsets, so chunks
-get page provenance. ``Document.text`` is the pages' text joined by form feeds, for reference
-only. PDFium returns lines, not paragraphs: a paragraph ends at a blank line, or after a line
-that is clearly short for the page (under 75% of its usual width) and ends a sentence or is
-followed by a line starting with a capital. Tables
-come out as their lines of text. PDFium is not thread-safe, so all calls hold one lock.
+Units are paragraphs, footnotes and contents entries with ``page`` (1-based; ``last_page`` for a
+paragraph that runs on over a page break) and no character offsets, so chunks get page
+provenance. ``Document.text`` is the pages' kept text joined by form feeds, for reference only.
+PDFium returns lines; each line's font size and top edge are read too, and
+:mod:`chunking.parsers.pdf_layout` turns them into units: running headers, footers and page
+numbers are left out (counted in ``metadata["running_lines_dropped"]``), footnotes are units of
+their own (kind ``footnote``), contents and index pages get the kind ``toc``, paragraphs cut by
+a page break are joined, and the outline (bookmarks) gives the sections and heading paths (none
+without an outline: one section per page). PDFium is not thread-safe, so all calls hold one lock.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from importlib.metadata import version
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 
 from chunking.document import Document, Section, Unit
 from chunking.errors import ParseError
 from chunking.parsers.base import build_document, title_from_uri
 from chunking.parsers.limits import ParseLimits, check_limit
+from chunking.parsers.pdf_layout import (
+    Block,
+    Line,
+    OutlineEntry,
+    body_size,
+    join_across_pages,
+    mark_contents,
+    page_blocks,
+    running_lines,
+    section_paths,
+)
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 LIBRARY = f"pypdfium2 {version('pypdfium2')}"
 _LOCK = threading.Lock()
-_SENTENCE_END = re.compile(r"[.!?:;)\]\"'”’]$")
-_SHORT = 0.75
 
 
-def _lines(raw: str) -> list[str]:
-    # PDFium marks a soft hyphen it already joined with U+FFFE, and ends lines with CRLF.
-    text = raw.replace("\ufffe", "").replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
-    return [line.rstrip() for line in text.replace("\f", "\n").split("\n")]
+def _clean(text: str) -> str:
+    # PDFium marks a soft hyphen it already joined with U+FFFE.
+    return text.replace("\ufffe", "").replace("\x00", "").replace("\f", " ").rstrip()
 
 
-def _paragraphs(lines: list[str]) -> list[str]:
-    """Group a page's lines into paragraphs (see the module docstring for the rule)."""
-    lengths = sorted(len(line) for line in lines if line.strip())
-    if not lengths:
-        return []
-    usual = max(lengths[int(len(lengths) * 0.9) - (1 if len(lengths) > 1 else 0)], 40)
-    paragraphs: list[str] = []
-    current: list[str] = []
-    for index, line in enumerate(lines):
-        if not line.strip():
-            if current:
-                paragraphs.append("\n".join(current))
-                current = []
+def _page_lines(textpage: pdfium.PdfTextPage) -> list[Line]:
+    """The page's lines with the font size and top edge of a character in the middle of each."""
+    raw = textpage.get_text_range()
+    # Without surrogate pairs, string index i is PDFium character i (line breaks included).
+    positioned = len(raw) == textpage.count_chars()
+    lines: list[Line] = []
+    position = 0
+    for segment in raw.replace("\r\n", "\n\x00").replace("\r", "\n").split("\n"):
+        length = len(segment)
+        segment = segment.lstrip("\x00")
+        offset = position + (length - len(segment))
+        position += length + 1
+        text = _clean(segment)
+        size = top = None
+        if positioned and text.strip():
+            first = offset + len(segment) - len(segment.lstrip())
+            middle = offset + len(segment) // 2
+            if segment[middle - offset].isspace():
+                middle = first
+            size = round(pdfium_c.FPDFText_GetFontSize(textpage.raw, middle), 1) or None
+            top = max(textpage.get_charbox(i)[3] for i in (first, middle))
+        lines.append(Line(text, size, top))
+    return lines
+
+
+def _outline(pdf: pdfium.PdfDocument, page_count: int) -> list[OutlineEntry]:
+    """Outline entries with a page: heading path (titles of the open entries), page, top."""
+    entries: list[OutlineEntry] = []
+    path: list[str] = []
+    for bookmark in pdf.get_toc(max_depth=12):
+        title = " ".join((bookmark.get_title() or "").split())
+        del path[bookmark.level :]
+        path.extend([""] * (bookmark.level - len(path)))
+        path.append(title)
+        dest = bookmark.get_dest()
+        index = dest.get_index() if dest is not None else None
+        if index is None or not 0 <= index < page_count or not title:
             continue
-        current.append(line)
-        following = lines[index + 1].lstrip() if index + 1 < len(lines) else ""
-        short = len(line.strip()) < usual * _SHORT
-        # A short line ends a paragraph when it ends a sentence, or when the next line opens
-        # one with a capital (a heading above its first paragraph).
-        if short and (_SENTENCE_END.search(line) or following[:1].isupper()):
-            paragraphs.append("\n".join(current))
-            current = []
-    if current:
-        paragraphs.append("\n".join(current))
-    return [p.strip() for p in paragraphs if p.strip()]
+        _, view = dest.get_view()
+        top = float(view[1]) if len(view) >= 2 and view[1] else None
+        entries.append(OutlineEntry(path=tuple(p for p in path if p), page=index + 1, top=top))
+    return entries
 
 
 def _open(data: bytes, source_uri: str) -> pdfium.PdfDocument:
@@ -85,8 +113,60 @@ def _open(data: bytes, source_uri: str) -> pdfium.PdfDocument:
         ) from exc
 
 
+def _read_pages(pdf: pdfium.PdfDocument, page_count: int, source_uri: str) -> list[list[Line]]:
+    pages: list[list[Line]] = []
+    for number in range(1, page_count + 1):
+        try:
+            # Loading the page can fail too (a damaged page object), not only its text.
+            page = pdf[number - 1]
+        except pdfium.PdfiumError as exc:
+            raise ParseError(
+                source_uri,
+                f"page {number} cannot be loaded ({exc}): the PDF is corrupt or truncated",
+                "re-download or re-export the file",
+            ) from exc
+        try:
+            textpage = page.get_textpage()
+            try:
+                pages.append(_page_lines(textpage))
+            finally:
+                textpage.close()
+        except pdfium.PdfiumError as exc:
+            raise ParseError(
+                source_uri, f"page {number} cannot be read ({exc})", "re-export the PDF"
+            ) from exc
+        finally:
+            page.close()
+    return pages
+
+
+def _sections(blocks: list[Block], outline: list[OutlineEntry], page_count: int) -> list[Section]:
+    """Sections from the outline; without one, one section per page (empty heading path)."""
+
+    def unit(block: Block) -> Unit:
+        return Unit(text=block.text, content_kind=block.kind, page=block.page, last_page=block.last_page)
+
+    if not outline:
+        by_page: list[list[Unit]] = [[] for _ in range(page_count)]
+        for block in blocks:
+            by_page[block.page - 1].append(unit(block))
+        return [Section(units=tuple(units)) for units in by_page]
+    sections: list[Section] = []
+    current: list[Unit] = []
+    current_path: tuple[str, ...] | None = None
+    for block, path in zip(blocks, section_paths(blocks, outline), strict=True):
+        if path != current_path and current:
+            sections.append(Section(heading_path=current_path or (), units=tuple(current)))
+            current = []
+        current_path = path
+        current.append(unit(block))
+    if current:
+        sections.append(Section(heading_path=current_path or (), units=tuple(current)))
+    return sections
+
+
 def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
-    """Parse PDF bytes into a paged document: one section per page, paragraph units with pages.
+    """Parse PDF bytes into a paged document (see the module docstring for the layout).
 
     Raises:
         ParseError: Not a PDF, encrypted, corrupt or truncated, over ``limits.max_pages``, or no
@@ -98,42 +178,33 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             page_count = len(pdf)
             check_limit(source_uri, "max_pages", page_count, limits, "pages")
             pdf_title = (pdf.get_metadata_dict().get("Title") or "").strip()
-            page_texts: list[str] = []
-            sections: list[Section] = []
-            for number in range(1, page_count + 1):
-                try:
-                    # Loading the page can fail too (a damaged page object), not only its text.
-                    page = pdf[number - 1]
-                except pdfium.PdfiumError as exc:
-                    raise ParseError(
-                        source_uri,
-                        f"page {number} cannot be loaded ({exc}): the PDF is corrupt or truncated",
-                        "re-download or re-export the file",
-                    ) from exc
-                try:
-                    textpage = page.get_textpage()
-                    try:
-                        lines = _lines(textpage.get_text_range())
-                    finally:
-                        textpage.close()
-                except pdfium.PdfiumError as exc:
-                    raise ParseError(
-                        source_uri, f"page {number} cannot be read ({exc})", "re-export the PDF"
-                    ) from exc
-                finally:
-                    page.close()
-                paragraphs = _paragraphs(lines)
-                page_texts.append("\n\n".join(paragraphs))
-                sections.append(Section(units=tuple(Unit(text=p, page=number) for p in paragraphs)))
+            pages = _read_pages(pdf, page_count, source_uri)
+            outline = _outline(pdf, page_count)
         finally:
             pdf.close()
+    body = body_size(pages)
+    dropped = running_lines(pages, body)
+    parts = [page_blocks(lines, dropped[i], i + 1, body) for i, lines in enumerate(pages)]
+    toc_units = sum(mark_contents(p) for p in parts)
+    joined = join_across_pages(parts)
+    blocks = [block for p in parts for block in (*p.body, *p.footnotes)]
+    page_texts = ["\n\n".join(b.text for b in (*p.body, *p.footnotes)) for p in parts]
     return build_document(
         raw=data,
         kind="pdf",
         parser_version=PARSER_VERSION,
         source_uri=source_uri,
         text="\f".join(page_texts),
-        sections=sections,
+        sections=_sections(blocks, outline, page_count),
         title=pdf_title or title_from_uri(source_uri),
-        metadata={"encoding": "binary", "parser": LIBRARY, "page_count": page_count},
+        metadata={
+            "encoding": "binary",
+            "parser": LIBRARY,
+            "page_count": page_count,
+            "outline_entries": len(outline),
+            "running_lines_dropped": sum(len(d) for d in dropped),
+            "footnotes": sum(len(p.footnotes) for p in parts),
+            "toc_units": toc_units,
+            "paragraphs_joined_across_pages": joined,
+        },
     )

@@ -20,12 +20,12 @@ from collections import Counter
 
 from chunking.document import Document, Section, Unit, paragraph_spans
 from chunking.parsers.base import build_document, title_from_uri
-from chunking.parsers.encoding import decode_text, normalize_newlines
+from chunking.parsers.encoding import decode, normalize_newlines
 from chunking.parsers.limits import ParseLimits
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 LIBRARY = "chunking.document.paragraph_spans"
 
 _WIDE_GAP = re.compile(r"\S {3,}\S")
@@ -63,7 +63,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         ParseError: The bytes are empty, binary, undecodable or blank.
     """
     del limits  # max_bytes is checked by the caller; paragraph splitting is linear.
-    decoded, encoding = decode_text(data, source_uri)
+    decoded, encoding, confidence = decode(data, source_uri)
     text = normalize_newlines(decoded)
     if text.startswith("\ufeff"):
         text = text[1:]  # A second BOM left after decoding is an encoding artefact, not text.
@@ -89,7 +89,12 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         else:
             units.append(Unit(text=paragraph, start=start, end=end))
 
-    metadata: dict[str, object] = {"encoding": encoding, "parser": LIBRARY, "page_lines_dropped": dropped}
+    metadata: dict[str, object] = {
+        "encoding": encoding,
+        "encoding_confidence": confidence,
+        "parser": LIBRARY,
+        "page_lines_dropped": dropped,
+    }
     if len(pages) > 1:
         metadata["page_count"] = len(pages)
     return build_document(

@@ -31,7 +31,17 @@ def test_corpus_file_parses_with_exact_offsets(corpus_dir: Path, path: Path) -> 
     if document.kind in ("markdown", "html", "csv", "chat"):
         assert_blank_line_layout(document)
     if document.kind == "pdf":
-        assert len(document.sections) == document.metadata["page_count"]
+        # Sections follow the outline when there is one, else one section per page.
+        if not document.metadata["outline_entries"]:
+            assert len(document.sections) == document.metadata["page_count"]
+        firsts = [u.page for s in document.sections for u in s.units]
+        assert firsts == sorted(firsts)
+        assert all(
+            1 <= n <= document.metadata["page_count"]
+            for s in document.sections
+            for u in s.units
+            for n in u.pages
+        )
     for unit in (u for s in document.sections for u in s.units):
         assert "\f" not in unit.text
 

@@ -8,7 +8,8 @@ import pytest
 
 from chunking.errors import ParseError
 from chunking.parsers import parse_bytes
-from chunking.parsers.encoding import decode_text
+from chunking.parsers.encoding import decode, decode_text
+from tests.parsers.encoding_samples import SAMPLES, accuracy, sample_bytes
 
 TEXT = "Déjà vu à Paris.\n\nÇa commence à l'aube, près du fleuve; les élèves étaient là.\n"
 
@@ -62,3 +63,35 @@ def test_text_document_records_detected_encoding() -> None:
 def test_decode_text_refuses_binary(data: bytes) -> None:
     with pytest.raises(ParseError, match="not a text file"):
         decode_text(data, "mem://bin.txt")
+
+
+@pytest.mark.parametrize(("label", "encoding", "text"), SAMPLES, ids=[s[0] for s in SAMPLES])
+def test_decode_reads_labelled_legacy_samples(label: str, encoding: str, text: str) -> None:
+    decoded = decode(sample_bytes(encoding, text), f"mem://{label}")
+    assert decoded.text == text
+    assert 0.0 < decoded.confidence <= 1.0
+
+
+def test_decode_reads_the_whole_labelled_set() -> None:
+    right, wrong = accuracy(lambda data: decode(data, "mem://sample").encoding)
+    assert wrong == [] and right == len(SAMPLES)
+
+
+@pytest.mark.parametrize(
+    ("kind", "encoding", "text"),
+    [
+        ("text", "latin-1", "Café crème brûlée, à côté du marché où l'été dure.\n"),
+        ("markdown", "cp1252", "# Prix\n\n“Un café coûte 2 €,” dit-il — c’est tout.\n"),
+        ("html", "cp1251", "<p>Съешь же ещё этих мягких французских булок, да выпей чаю.</p>"),
+        ("csv", "cp1250", "miasto,opis\nGdańsk,Zażółć gęślą jaźń\nŁódź,Pchnąć w tę łódź jeża\n"),
+    ],
+)
+def test_documents_record_encoding_and_confidence(kind: str, encoding: str, text: str) -> None:
+    document = parse_bytes(text.encode(encoding), kind=kind, source_uri=f"mem://sample.{kind}")
+    assert text.encode(encoding).decode(document.metadata["encoding"]) == text
+    assert 0.0 < document.metadata["encoding_confidence"] <= 1.0
+
+
+def test_utf8_and_bom_are_certain() -> None:
+    assert decode(TEXT.encode("utf-8"), "mem://u").confidence == 1.0
+    assert decode(TEXT.encode("utf-16"), "mem://b").confidence == 1.0

@@ -71,3 +71,71 @@ def test_html_declared_legacy_charset_is_used() -> None:
     document = parse_bytes(html, kind="html", source_uri="mem://e.html")
     assert document.text == "café déjà vu"
     assert document.metadata["encoding"] == "iso-8859-1"
+
+
+def _units(html: bytes) -> list[tuple[str, str]]:
+    document = parse_bytes(html, kind="html", source_uri="mem://page.html")
+    assert_blank_line_layout(document)
+    return [(u.content_kind, u.text) for s in document.sections for u in s.units]
+
+
+def test_html_sphinx_footnotes_are_kept_as_one_unit_each() -> None:
+    html = (
+        b'<p>JSON is not a subset of JavaScript <a class="footnote-reference brackets" href="#e">1</a>.</p>'
+        b'<aside class="footnote-list brackets"><aside class="footnote brackets" id="e" role="note">'
+        b'<span class="label"><span class="fn-bracket">[</span><a href="#r">1</a>'
+        b'<span class="fn-bracket">]</span></span><p>As noted in the errata for RFC 7159, JSON '
+        b"permits literal U+2028.</p></aside></aside>"
+        b"<aside>Related articles: nothing to see</aside>"
+    )
+    units = _units(html)
+    assert ("text", "[1] As noted in the errata for RFC 7159, JSON permits literal U+2028.") in units
+    assert not any("Related articles" in text for _, text in units)
+
+
+def test_html_chrome_is_dropped_by_class() -> None:
+    html = (
+        b'<div class="navheader"><table summary="Navigation header"><tr><th colspan="3">Chapter 10. '
+        b"Kernel</th></tr><tr><td><a href='p.html'>Prev</a></td><td></td><td><a href='n.html'>Next"
+        b"</a></td></tr></table></div>"
+        b'<h1>Chapter 10. Kernel</h1><div class="toc"><p><strong>Table of Contents</strong></p>'
+        b'<dl class="toc"><dt><a href="#a">10.1. Can I compile a kernel?</a></dt></dl></div>'
+        b"<p>Body text.</p>"
+        b'<div class="navfooter"><table><tr><td>Prev</td><td>Up</td><td>Next</td></tr></table></div>'
+        b'<div class="footer">&copy; Copyright 2001-2023, Python Software Foundation. '
+        b"Created using <a href='https://www.sphinx-doc.org/'>Sphinx</a> 7.2.6.</div>"
+    )
+    assert _units(html) == [("heading", "Chapter 10. Kernel"), ("text", "Body text.")]
+
+
+def test_html_docbook_admonition_table_is_text() -> None:
+    html = (
+        b'<p>Before.</p><div class="note"><table border="0" summary="Note"><tr>'
+        b'<td rowspan="2"><img alt="[Note]" src="note.png"/></td><th align="left">Note</th></tr>'
+        b'<tr><td><p>"/etc/gshadow" is not really used.</p></td></tr></table></div>'
+        b"<table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table>"
+    )
+    document = parse_bytes(html, kind="html", source_uri="mem://note.html")
+    units = [(u.content_kind, u.text) for s in document.sections for u in s.units]
+    assert units == [
+        ("text", "Before."),
+        ("text", 'Note\n"/etc/gshadow" is not really used.'),
+        ("table", "a | b\n1 | 2"),
+    ]
+    assert document.metadata["table_count"] == 1
+
+
+def test_html_definition_term_and_definition_are_one_unit() -> None:
+    html = (
+        b"<dl><dt>-h, --help</dt><dd>Show the help message.</dd>"
+        b"<dt>json.dump(obj, fp)</dt><dd><p>Serialize obj to fp.</p><pre>json.dump(x, f)</pre></dd>"
+        b"<dt>--lonely</dt><dd><pre>code first</pre></dd><dt>dangling</dt></dl>"
+    )
+    assert _units(html) == [
+        ("text", "-h, --help\nShow the help message."),
+        ("text", "json.dump(obj, fp)\nSerialize obj to fp."),
+        ("code", "json.dump(x, f)"),
+        ("text", "--lonely"),
+        ("code", "code first"),
+        ("text", "dangling"),
+    ]

@@ -112,3 +112,45 @@ def test_markdown_sample_files_parse_with_tables_code_and_lists(sample_dir: Path
     table = next(u for s in document.sections for u in s.units if u.content_kind == "table")
     assert len(table.rows) == 8 and table.header_rows == 2
     assert_blank_line_layout(document)
+
+
+def test_markdown_raw_html_headings_open_sections() -> None:
+    source = (
+        b'<h1 align="center"> Yargs </h1>\n\n## Usage\n\nRun it.\n\n<h3 align="center">Sponsors <br /></h3>\n'
+    )
+    document = parse_bytes(source, kind="markdown", source_uri="mem://readme.md")
+    assert document.title == "Yargs"
+    assert [(s.heading_path, [u.content_kind for u in s.units]) for s in document.sections] == [
+        (("Yargs",), ["heading"]),
+        (("Yargs", "Usage"), ["heading", "text"]),
+        (("Yargs", "Usage", "Sponsors"), ["heading"]),
+    ]
+
+
+def test_markdown_heading_badges_and_reference_links_are_cleaned() -> None:
+    source = (
+        b"# Multer [![NPM Version][npm-version-image]][npm-url] [![Build][ci-image]][ci-url]\n\n"
+        b'## Install [docs](https://x.test) ![logo](logo.png) <a id="install"></a>\n\n'
+        b"## Usage [![Missing][nowhere]][gone]\n\ntext\n\n"
+        b"[npm-url]: https://npmjs.org/package/multer\n[npm-version-image]: https://badge.test/v.svg\n"
+        b"[ci-url]: https://ci.test\n[ci-image]: https://badge.test/ci.svg\n"
+    )
+    document = parse_bytes(source, kind="markdown", source_uri="mem://multer.md")
+    assert document.title == "Multer"
+    paths = [s.heading_path for s in document.sections]
+    assert paths == [("Multer",), ("Multer", "Install docs"), ("Multer", "Usage")]
+
+
+def test_markdown_chunks_carry_the_document_title_in_contextual_text() -> None:
+    from chunking.chunkers.leveling import ParentChildChunker
+    from chunking.chunkers.section import SectionChunker
+
+    source = b"<h1>Multer</h1>\n\nMiddleware for multipart forms.\n\n## Usage\n\nCall upload.single().\n"
+    plain = b"## Usage\n\nCall upload.single().\n"
+    leveler = ParentChildChunker(parent=SectionChunker(size=20), child=SectionChunker(size=8))
+    chunks = leveler.chunk(parse_bytes(source, kind="markdown", source_uri="mem://multer.md"))
+    usage = [c for c in chunks if c.heading_path == ["Multer", "Usage"]]
+    assert usage and all(c.contextual_text.startswith("Multer > Usage\n\n") for c in usage)
+    for chunk in leveler.chunk(parse_bytes(plain, kind="markdown", source_uri="file:///x/multer.md")):
+        assert chunk.metadata["document_title"] == "multer"
+        assert chunk.contextual_text.startswith("multer > Usage\n\n")

@@ -1,10 +1,16 @@
-"""PDF parser: one section per page, page units without offsets."""
+"""PDF parser: sections from the outline (else one per page), page units without offsets."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
-from chunking.parsers import parse_file
+from chunking.chunkers.leveling import ParentChildChunker
+from chunking.chunkers.section import SectionChunker
+from chunking.document import Document, Unit
+from chunking.parsers import parse_bytes, parse_file
+from chunking.parsers.pdf_layout import Line, body_size, contents_lines, running_lines
+from tests.parsers.pdf_fixtures import FOOTNOTE, HEADER, manual
 
 
 def test_pdf_sample_has_one_section_per_page_with_page_units(sample_dir: Path) -> None:
@@ -32,3 +38,141 @@ def test_pdf_sample_script_is_reproducible(sample_dir: Path) -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.build() == (sample_dir / "orchard-report.pdf").read_bytes()
+
+
+# ----------------------------------------------------------------------------- layout (issue 18)
+
+_MANUAL: dict[bool, Document] = {}
+
+
+def _manual(outline: bool = True) -> Document:
+    if outline not in _MANUAL:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # fpdf2's note on the A5 size
+            data = manual(outline=outline)
+        _MANUAL[outline] = parse_bytes(data, kind="pdf", source_uri=f"mem://manual-{outline}.pdf")
+    return _MANUAL[outline]
+
+
+def _units(document: Document) -> list[tuple[tuple[str, ...], Unit]]:
+    return [(s.heading_path, u) for s in document.sections for u in s.units]
+
+
+def _leveler(child_size: int = 256) -> ParentChildChunker:
+    return ParentChildChunker(parent=SectionChunker(size=1024), child=SectionChunker(size=child_size))
+
+
+def test_pdf_outline_gives_sections_and_heading_paths() -> None:
+    document = _manual()
+    assert document.metadata["outline_entries"] == 4
+    paths = {u.text.split("\n")[0]: path for path, u in _units(document)}
+    assert paths["Orchard Manual"] == ()
+    assert paths["Fruit trees are pruned to let light into the crown and to keep them a size"] == (
+        "1 Pruning",
+    )
+    assert paths["1.1 Winter pruning"] == ("1 Pruning", "1.1 Winter pruning")
+    assert paths["Stored fruit is checked every week. A rotten apple is taken out at once."] == (
+        "2 Harvest",
+        "2.1 Storing",
+    )
+    # Children carry the path of the section their text is in, even when a parent runs on from
+    # a short section into the next one (the section chunker's min_size).
+    children = [c for c in _leveler(64).chunk(document) if c.level == 0 and c.provenance.pages[0] >= 3]
+    assert children and all(c.heading_path for c in children)
+
+
+def test_pdf_without_outline_has_empty_heading_paths_one_section_per_page() -> None:
+    document = _manual(outline=False)
+    assert document.metadata["outline_entries"] == 0
+    assert len(document.sections) == document.metadata["page_count"] == 5
+    assert all(s.heading_path == () for s in document.sections)
+
+
+def test_pdf_running_headers_and_page_numbers_leave_the_units() -> None:
+    document = _manual()
+    texts = [u.text for _, u in _units(document)]
+    assert not any(HEADER in text for text in texts)
+    assert not any(line.strip().isdigit() for text in texts for line in text.split("\n"))
+    assert document.metadata["running_lines_dropped"] == 6  # header and number on pages 3-5
+    assert "Orchard Manual" in texts  # the title page's title is not a running header
+
+
+def test_pdf_contents_page_is_marked_and_kept_out_of_text_chunks() -> None:
+    document = _manual()
+    toc = [u for _, u in _units(document) if u.content_kind == "toc"]
+    assert len(toc) == 1 and toc[0].page == 2 and ". . ." in toc[0].text
+    assert document.metadata["toc_units"] == 1
+    for chunk in _leveler().chunk(document):
+        assert (chunk.content_kind == "toc") == (". . ." in chunk.text)
+
+
+def test_pdf_paragraph_across_a_page_break_is_one_unit_on_both_pages() -> None:
+    document = _manual()
+    joined = [u for _, u in _units(document) if u.last_page is not None]
+    assert len(joined) == 1
+    unit = joined[0]
+    assert (unit.page, unit.last_page, unit.pages) == (4, 5, (4, 5))
+    assert "Pears are picked before they\nare ripe and left" in unit.text
+    assert document.metadata["paragraphs_joined_across_pages"] == 1
+    parents = [c for c in _leveler().chunk(document) if c.level == 1 and "before they\nare ripe" in c.text]
+    assert parents and {4, 5} <= set(parents[0].provenance.pages)
+
+
+def test_pdf_footnote_is_a_unit_apart_from_the_body() -> None:
+    document = _manual()
+    units = _units(document)
+    notes = [u for _, u in units if u.content_kind == "footnote"]
+    assert [n.text for n in notes] == [FOOTNOTE]
+    assert notes[0].page == 3
+    assert not any("pruning calendar" in u.text for _, u in units if u.content_kind != "footnote")
+
+
+def test_pdf_child_pages_are_the_pages_its_text_is_on() -> None:
+    document = _manual()
+    units = [u for _, u in _units(document)]
+
+    def pages_of(line: str) -> list[set[int]]:
+        return [set(u.pages) for u in units if line in u.text]
+
+    chunks = _leveler(40).chunk(document)
+    children = [c for c in chunks if c.level == 0]
+    parents = {c.id: c for c in chunks if c.level == 1}
+    narrower = [c for c in children if set(c.provenance.pages) < set(parents[c.parent_id].provenance.pages)]
+    assert narrower  # before: every child reported its parent's pages
+    for child in children:
+        claimed = set(child.provenance.pages)
+        found = [pages_of(line) for line in child.text.split("\n") if line]
+        # Every line's pages are claimed (a line in one unit only), every claimed page has a line.
+        assert all(options[0] <= claimed for options in found if len(options) == 1), child.text[:60]
+        assert claimed <= set().union(*(p for options in found for p in options)), child.text[:60]
+
+
+def test_running_lines_keep_larger_headings_and_drop_masked_repeats() -> None:
+    pages = [
+        [
+            Line(f"Debian Reference {n} / 261", 9.0, 800.0),
+            Line(
+                "Chapter 1" if n == 2 else f"Body text of page {n} goes on here.",
+                20.0 if n == 2 else 10.0,
+                760.0,
+            ),
+            Line("More body text that is long enough to be a paragraph line.", 10.0, 740.0),
+            Line("And a third line of body text on this page of the book.", 10.0, 720.0),
+            Line(str(n), 10.0, 40.0),
+        ]
+        for n in range(1, 6)
+    ]
+    dropped = running_lines(pages, body_size(pages))
+    assert all({0, 4} <= d for d in dropped)
+    assert 1 not in dropped[1]  # "Chapter 1", set large, stays
+
+
+def test_contents_lines_recognise_dot_leaders_and_index_entries() -> None:
+    lines = [
+        "2.3 Data Interchange Format (DIF). . . . . . 11",
+        "apt, 37",
+        "\\caption 157, 159",
+        "A",
+        "prose line",
+    ]
+    assert contents_lines(lines) == [True, True, True, True, False]
