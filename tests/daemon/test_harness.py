@@ -70,12 +70,8 @@ def test_backfill_of_one_shard_runs_and_the_instance_goes_idle(
     backfill_id = dagster_dev.backfill(["sources", "documents"], [shard])
     runs = dagster_dev.wait_until_idle(quiet=3, timeout=180)
     (run,) = [r for r in runs if r.tags.get("dagster/backfill") == backfill_id]
-    assert run.status == "SUCCESS"  # a single-run backfill policy: one range run, here of one key
-    assert (
-        run.tags["dagster/asset_partition_range_start"]
-        == run.tags["dagster/asset_partition_range_end"]
-        == shard
-    )
+    assert run.status == "SUCCESS"  # a UI backfill runs one run per partition: here one
+    assert run.partition == shard
     assert dagster_dev.backfills()[backfill_id] == "COMPLETED_SUCCESS"
     assert dagster_dev.latest_materialization("documents", shard)["_run_id"] == run.run_id
 
@@ -94,14 +90,15 @@ def test_seeded_store_shows_ingest_runs_and_check_results(
     assert chunks.tags["dagster/asset_partition_range_end"] == f"{key}|07"
     metadata = dev.latest_materialization("child_chunks", f"{key}|03")
     assert metadata is not None and metadata["_run_id"] == chunks.run_id
+    assert metadata["plan"] == key  # each partition of the range run carries its own shard's figures
     checks = {c.name: c for c in dev.check_executions("child_chunks")}
-    assert set(checks) == {"unique_ids", "exact_slices", "budgets", "no_orphans", "parent_covers_children"}
+    assert set(checks) == {"contract"}
+    rules = ("unique_ids", "exact_slices", "budgets", "no_orphans", "parent_covers_children")
     assert all(c.status == "SUCCEEDED" and c.severity == "ERROR" and c.passed for c in checks.values())
-    assert all(c.metadata["violations"] == 0 for c in checks.values())
+    assert all(checks["contract"].metadata[rule] == 0 for rule in rules)
 
-    # A chunk asset alone launches only without its checks today (one multi-asset check covers
-    # the three chunk assets and cannot be subset).
-    run_id = dev.launch_assets(["parent_chunks"], f"{key}|03", checks=[])
+    # A chunk asset alone launches with its own checks (checks are attached per asset).
+    run_id = dev.launch_assets(["parent_chunks"], f"{key}|03")
     assert dev.wait_for_run(run_id).status == "SUCCESS", dev.run_errors(run_id)
 
 
