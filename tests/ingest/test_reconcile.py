@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ingest_assets.engine import IngestEngine, RunReport
 from ingest_assets.plans import load_plans
 from tests.ingest.conftest import Pipeline, plan_spec
@@ -56,3 +58,17 @@ def test_reconcile_deletes_and_restores_a_file_without_parsing_it_again(pipeline
     back = _engine(pipeline).run_pending().documents["documents"].total
     assert back.parsed == 0 and current() == version
     assert _nothing(_engine(pipeline).run_pending())
+
+
+def test_a_chunk_step_of_a_plan_not_in_the_plans_file_fails_before_touching_the_store(
+    pipeline: Pipeline,
+) -> None:
+    """A run of a retired (or foreign) plan key says so and registers nothing: the live plans
+    stay those of the last run, with all their chunks."""
+    _engine(pipeline).run_pending()
+    before = pipeline.snapshot()
+    live = pipeline.store.live_plans()
+    pipeline.write_plans(default=plan_spec(child=150))  # a new key; the old one leaves the file
+    with pytest.raises(KeyError, match="is not in the plans file"):
+        _engine(pipeline).run("parent_chunks", ["00"], live[0])
+    assert pipeline.store.live_plans() == live and pipeline.snapshot() == before
