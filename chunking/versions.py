@@ -20,7 +20,9 @@ __all__ = [
 ]
 
 # The recursive splitter (chonkie's RecursiveChunker plus our exact-slice repair).
-SPLITTER_VERSION = "2"  # 2: pieces counted once, after trimming
+SPLITTER_VERSION = (
+    "3"  # 2: pieces counted once, after trimming; 3: our cut levels (sentence before line, CJK stops)
+)
 # How the section chunker packs units, joins pieces and carries small chunks over.
 SECTION_PACKER_VERSION = "3"  # 2: packs on exact seam counts; 3: and units over the budget too
 # How tables become chunks: row groups, repeated header rows.

@@ -29,6 +29,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from chunking.chunk import Chunk, ContentKind, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker
+from chunking.chunkers.levels import levels_for
 from chunking.chunkers.recursive import RecursiveChunker, TextPiece
 from chunking.document import Document, Unit
 from chunking.errors import ChunkingError
@@ -207,7 +208,7 @@ class SectionChunker(BaseChunker):
                 path,
                 part.token_count,
             )
-            for part in self._splitter.split_packed(text, tokens)
+            for part in self._splitter.split_packed(text, tokens, levels=levels_for(kind))
         ]
 
     # ----------------------------------------------------------------------------- tables

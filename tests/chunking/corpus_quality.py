@@ -18,8 +18,8 @@ What each count means:
   start where a turn starts or inside a turn over the child budget.
 * ``chat_children_with_speakers``: chat children whose metadata names their speakers.
 * ``odd_fence_contextual``: chunks whose ``contextual_text`` holds an odd number of fence lines.
-* ``cjk_mid_word_cuts``: chunk ends (any level) between two CJK letters (whitespace between them
-  aside), in documents that hold CJK stops (``。！？；：、``) a cut could have used.
+* ``cjk_mid_word_cuts``: chunk ends (any level) inside a unit between two CJK letters (whitespace
+  between them aside), in documents that hold CJK stops (``。！？；：、``) a cut could have used.
 """
 
 from __future__ import annotations
@@ -183,14 +183,22 @@ def _measure_chat(item: Chunked, tally: Counter[str]) -> None:
 
 
 def _cjk_cut(document: Document, item: Chunked, chunk: Chunk) -> bool:
-    """True when a chunk ends between two CJK letters (for a page child: inside its parent)."""
+    """True when a chunk ends inside a unit between two CJK letters (whitespace between them
+    aside); for a page child, inside its parent's text and not at a blank line."""
     if isinstance(chunk.provenance, PageProvenance):
         parent = next((p for p in item.parents if p.id == chunk.parent_id), None)
         if parent is None:
             return False
         text, end = parent.text, parent.text.find(chunk.text) + len(chunk.text)
+        if "\n\n" in text[end : end + 2]:
+            return False
     else:
         text, end = document.text, chunk.provenance.end
+        inside = any(
+            u.start is not None and u.start < end < u.end for s in document.sections for u in s.units
+        )
+        if not inside:
+            return False
     after = text[end:].lstrip()
     return bool(end > 0 and after and _CJK.match(text[end - 1]) and _CJK.match(after[0]))
 
