@@ -286,5 +286,6 @@ def _clip_unit(unit: Unit, start: int, end: int) -> Unit | None:
             "end": new_start + len(text),
             "rows": rows,
             "header_rows": kept_header,
+            "clipped_from": (unit.clipped_from or unit) if unit.rows else None,
         }
     )
