@@ -155,9 +155,26 @@ class Chunk(BaseModel):
 
     @property
     def contextual_text(self) -> str:
-        """The text with its heading path above it, for embedding; the stored text is unchanged."""
+        """The text with its heading path above it, for embedding; the stored text is unchanged.
+
+        A part of a split fenced code block gets back the fence lines it lacks
+        (``metadata["fence_open"]``, with the language, and ``metadata["fence_close"]``), so it
+        still reads as a code block; a part of a split chat turn after its first gets back its
+        speaker (``metadata["continues_turn"]``).
+        """
+        text = self.text
+        metadata = self.metadata
+        if metadata:
+            speaker = metadata.get("continues_turn")
+            if speaker:
+                text = f"{speaker}: {text}"
+            opening, closing = metadata.get("fence_open"), metadata.get("fence_close")
+            if opening:
+                text = f"{opening}\n{text}"
+            if closing:
+                text = f"{text}\n{closing}"
         label = self.section_label()
-        return f"{label}\n\n{self.text}" if label else self.text
+        return f"{label}\n\n{text}" if label else text
 
     def to_node_record(self) -> NodeRecord:
         """Return this chunk as a graph-store write record.

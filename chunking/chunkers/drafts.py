@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass
 
 from chunking.chunk import ContentKind
 from chunking.document import Document
 from chunking.errors import ChunkingError
 
-__all__ = ["BLANK_LINE", "Draft", "Piece", "check_positions", "common_prefix", "separator"]
+__all__ = [
+    "BLANK_LINE",
+    "Draft",
+    "Piece",
+    "check_positions",
+    "common_prefix",
+    "mark_fences",
+    "separator",
+]
 
 BLANK_LINE = "\n\n"
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 
 
 @dataclass(slots=True)
@@ -24,6 +35,9 @@ class Piece:
     kind: ContentKind
     path: tuple[str, ...]
     tokens: int
+    # A part of a fenced code block: the fence lines it lacks, for its chunk's contextual text.
+    fence_open: str = ""
+    fence_close: str = ""
 
 
 @dataclass(slots=True)
@@ -54,6 +68,39 @@ class Draft:
                 break
             count += 1
         return count
+
+
+def mark_fences(parts: list[Piece], text: str, base: int) -> None:
+    """Note on each part of a split unit the fence lines it lacks: the opening line (with its
+    language) when it starts inside a fenced code block, the closing fence when it ends inside
+    one. ``text`` is the whole unit (the unclipped one, for a unit clipped to a parent) and
+    ``base`` its offset in the document; parts without offsets are left alone."""
+    if "```" not in text and "~~~" not in text:
+        return
+    ends: list[int] = []  # the offset after each line (relative to ``text``)
+    states: list[tuple[str, str] | None] = []  # the open block after each line
+    inside: tuple[str, str] | None = None
+    position = 0
+    for line in text.split("\n"):
+        match = _FENCE.match(line)
+        if match:
+            stripped = line.strip()
+            if inside is None:
+                inside = (stripped, match.group(1))
+            elif stripped.startswith(inside[1]) and set(stripped) == {inside[1][0]}:
+                inside = None
+        position += len(line) + 1
+        ends.append(position)
+        states.append(inside)
+    for part in parts:
+        if part.start is None or part.end is None:
+            continue
+        start, end = part.start - base, part.end - base
+        before = bisect.bisect_right(ends, start) - 1  # the last line ended before the part
+        opened = states[before] if before >= 0 else None
+        after = states[min(bisect.bisect_left(ends, end), len(states) - 1)]  # the line it ends on
+        part.fence_open = opened[0] if opened else ""
+        part.fence_close = after[1] if after else ""
 
 
 def check_positions(document: Document) -> bool:

@@ -25,6 +25,7 @@ from pydantic import Field, PrivateAttr
 from chunking.chunk import Chunk, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker
 from chunking.chunkers.levels import PROSE_LEVELS, Level
+from chunking.chunkers.turn_pieces import turn_chunks
 from chunking.document import Document
 from chunking.errors import ChunkingError
 
@@ -278,7 +279,9 @@ class RecursiveChunker(BaseChunker):
         return chunk.metadata.get("token_count", 0) <= self.chunk_size
 
     def _chunk(self, document: Document) -> list[Chunk]:
-        """Split the text each section's units cover (or the whole text) into trimmed pieces."""
+        """Split the text the units cover (or the whole text) into trimmed pieces, packed full
+        and cut at the prose levels; a chat is cut at its turns
+        (:func:`chunking.chunkers.turn_pieces.turn_chunks`)."""
         if document.has_page_units:
             return self._chunk_pages(document)
         units = [u for s in document.sections for u in s.units]
@@ -287,9 +290,13 @@ class RecursiveChunker(BaseChunker):
             end = max(u.end for u in units if u.end is not None)
         else:
             start, end = 0, len(document.text)
+        if document.turns:
+            chunks = turn_chunks(self, document, start, end)
+            if chunks:
+                return chunks
         headings = _HeadingIndex(document)
-        chunks: list[Chunk] = []
-        for piece in self.split_trimmed(document.text[start:end]):
+        chunks = []
+        for piece in self.split_packed(document.text[start:end], self.chunk_size + 1):
             s, e, text, tokens = start + piece.start, start + piece.end, piece.text, piece.token_count
             chunks.append(
                 Chunk(
@@ -311,7 +318,7 @@ class RecursiveChunker(BaseChunker):
         chunks: list[Chunk] = []
         for section in document.sections:
             for unit in section.units:
-                for piece in self.split_trimmed(unit.text):
+                for piece in self.split_packed(unit.text):
                     chunks.append(
                         Chunk(
                             document_id=document.id,

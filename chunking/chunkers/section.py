@@ -36,7 +36,15 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from chunking.chunk import Chunk, ContentKind, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker
-from chunking.chunkers.drafts import BLANK_LINE, Draft, Piece, check_positions, common_prefix, separator
+from chunking.chunkers.drafts import (
+    BLANK_LINE,
+    Draft,
+    Piece,
+    check_positions,
+    common_prefix,
+    mark_fences,
+    separator,
+)
 from chunking.chunkers.levels import levels_for
 from chunking.chunkers.recursive import RecursiveChunker, TextPiece
 from chunking.chunkers.tables import TableDrafter
@@ -174,15 +182,22 @@ class SectionChunker(BaseChunker):
                     continue
                 kind = _KIND_OF_UNIT.get(content_kind, "text")
                 piece = Piece(unit.text, unit.start, unit.end, unit.page, kind, path, tokens)
+                if unit.clipped_from is not None:
+                    self._fence(unit, [piece])
                 if tokens > size:
                     pieces = self._split_pieces(unit.text, unit.start, unit.page, kind, path, tokens)
                     if not pieces:
                         continue
+                    if len(pieces) > 1:
+                        self._fence(unit, pieces)
                     if len(pieces) > 1:  # parts of an oversized unit: each fills a chunk
                         lead = take_lead()
                         if lead is not None:
-                            pieces = self._fit_after(document, paged, lead, piece, drafts)
+                            pieces = self._fit_after(document, paged, lead, piece, drafts, unit)
                         drafts.extend(Draft([part], part.tokens) for part in pieces[:-1])
+                        if kind == "code":  # a split code block is code chunks only
+                            drafts.append(Draft([pieces[-1]], pieces[-1].tokens))
+                            continue
                     piece = pieces[-1]
                 if open_draft is not None and join(open_draft, piece):
                     continue
@@ -193,7 +208,7 @@ class SectionChunker(BaseChunker):
                         # later ones on with what follows.
                         drafts.append(lead)
                     else:
-                        rest = self._fit_after(document, paged, lead, piece, drafts)
+                        rest = self._fit_after(document, paged, lead, piece, drafts, unit)
                         drafts.extend(Draft([part], part.tokens) for part in rest[:-1])
                         piece = rest[-1]
                     lead = None
@@ -226,8 +241,21 @@ class SectionChunker(BaseChunker):
             return trial
         return last
 
+    @staticmethod
+    def _fence(unit: Unit, pieces: list[Piece]) -> None:
+        """Note the fence lines each part of a unit lacks (see :func:`drafts.mark_fences`)."""
+        source = unit.clipped_from or unit
+        if source.start is not None:
+            mark_fences(pieces, source.text, source.start)
+
     def _fit_after(
-        self, document: Document, paged: bool, lead: Draft, piece: Piece, out: list[Draft]
+        self,
+        document: Document,
+        paged: bool,
+        lead: Draft,
+        piece: Piece,
+        out: list[Draft],
+        unit: Unit | None = None,
     ) -> list[Piece]:
         """Put ``lead`` (headings) and the first part of ``piece`` that fits beside it into a
         chunk added to ``out``; return the rest of ``piece`` split to the budget.
@@ -248,6 +276,8 @@ class SectionChunker(BaseChunker):
                 rest = piece.text[first.end :]
                 base = None if piece.start is None else piece.start + first.end
                 split = self._split_pieces(rest, base, piece.page, piece.kind, piece.path)
+                if unit is not None:
+                    self._fence(unit, [head, *split])
                 return split or [head]  # never empty: the caller keeps the last piece open
             room -= max(1, candidate.tokens - self.size)
         out.append(lead)
@@ -422,6 +452,10 @@ class SectionChunker(BaseChunker):
             metadata["repeated_header"] = draft.header
         if draft.rendered is not None:
             metadata["rendering"] = "columns"
+        if pieces[0].fence_open:
+            metadata["fence_open"] = pieces[0].fence_open
+        if pieces[-1].fence_close:
+            metadata["fence_close"] = pieces[-1].fence_close
         return Chunk(
             document_id=document.id,
             text=text,

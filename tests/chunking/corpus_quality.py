@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus"
 PLANS = ROOT / "plans.yaml"
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
 _SENTENCE_END = set(".!?:;。！？；：…\"'”’)]»」』")
 _LIST_MARKER = re.compile(r"^(?:[-*+•·]\s|\d{1,3}[.)]\s|[A-Za-z][.)]\s|\(\w{1,3}\)\s|#)")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
