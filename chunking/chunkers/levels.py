@@ -29,8 +29,9 @@ class Level:
 _PARAGRAPH = Level("paragraph", re.compile(r"\r?\n(?:[ \t\f\v]*\r?\n)+"))
 _SENTENCE = Level(
     "sentence",
-    # A stop before whitespace (closing quotes and brackets go with it), or a CJK stop anywhere.
-    re.compile(r"(?:[.!?…]+[\"'”’»)\]]*(?=\s))|(?:[。！？]+[」』”’）】]*)"),
+    # A stop after a word (not a dot leader ". . .") and before whitespace, closing quotes and
+    # brackets going with it; or a CJK stop anywhere.
+    re.compile(r"(?:(?<=[^\W_]|[)\]\"'”’])[.!?…]+[\"'”’»)\]]*(?=\s))|(?:[。！？]+[」』”’）】]*)"),
 )
 _LINE = Level("line", re.compile(r"\n"))
 _CLAUSE = Level("clause", re.compile(r"(?:[,;:](?=\s))|(?:\s[-–—]+(?=\s))|(?:[；：、，]+)"))

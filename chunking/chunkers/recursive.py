@@ -150,8 +150,11 @@ class RecursiveChunker(BaseChunker):
             spans.append(span)
         if len(spans) <= 1:  # nothing to cut at this level
             return self._packed(text, *(spans[0] if spans else (start, end)), levels[1:], size)
-        counts = self._tokenizer.count_capped([text[a:b] for a, b in spans], size)
-        seam = self._tokenizer.seam_function()
+        tokenizer = self._tokenizer
+        if tokenizer.name == "character":
+            return self._packed_characters(text, spans, levels, size)
+        counts = tokenizer.count_capped([text[a:b] for a, b in spans], size)
+        seam = tokenizer.seam_function()
         pieces: list[TextPiece] = []
         # The piece being filled: text[first:last_end], its last split starting at last_start.
         first = last_start = last_end = tokens_so_far = splits_in = 0
@@ -169,12 +172,15 @@ class RecursiveChunker(BaseChunker):
             if splits_in:
                 # Splits are trimmed, so the text between two of them is whitespace (or empty,
                 # after a CJK stop).
-                delta = seam(text[last_start:last_end], text[last_end:a], text[a:b], splits_in == 1)
-                joined = (
-                    tokens_so_far + tokens + delta
-                    if delta is not None
-                    else self._tokenizer.count(text[first:b])  # no seam to count at: count all
-                )
+                gap = text[last_end:a]
+                delta = seam(text[last_start:last_end], gap, text[a:b], splits_in == 1)
+                if delta is None:
+                    # No word end in the last split (a lone "." or "*"): look for one in the
+                    # whole piece, which starts the counted text (so a seam is always found).
+                    delta = seam(text[first:last_end], gap, text[a:b], True)
+                joined = tokens_so_far + tokens + (delta if delta is not None else 0)
+                if delta is None:  # still none (a tokenizer without seams): count the piece
+                    joined = tokenizer.count(text[first:b])
                 if joined <= size:
                     last_start, last_end, tokens_so_far = a, b, joined
                     splits_in += 1
@@ -182,6 +188,29 @@ class RecursiveChunker(BaseChunker):
                 close()
             first, last_start, last_end, tokens_so_far, splits_in = a, a, b, tokens, 1
         close()
+        return pieces
+
+    def _packed_characters(
+        self, text: str, spans: list[tuple[int, int]], levels: tuple[Level, ...], size: int
+    ) -> list[TextPiece]:
+        """:meth:`_packed` for the ``character`` tokenizer, where a text's count is its length:
+        a run of splits fits while it spans at most ``size`` characters."""
+        pieces: list[TextPiece] = []
+        first = last_end = -1
+        for a, b in spans:
+            if b - a > size:
+                if first >= 0:
+                    pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
+                first = -1
+                pieces.extend(self._packed(text, a, b, levels[1:], size))
+            elif first >= 0 and b - first <= size:
+                last_end = b
+            else:
+                if first >= 0:
+                    pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
+                first, last_end = a, b
+        if first >= 0:
+            pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
         return pieces
 
     def _split(self, text: str, tokens: int | None, *, trim: bool) -> list[TextPiece]:

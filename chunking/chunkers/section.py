@@ -30,6 +30,7 @@ row groups, the size is estimated from the parts and the finished chunk is count
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from pydantic import Field, PrivateAttr, model_validator
@@ -185,15 +186,21 @@ class SectionChunker(BaseChunker):
                 if unit.clipped_from is not None:
                     self._fence(unit, [piece])
                 if tokens > size:
-                    pieces = self._split_pieces(unit.text, unit.start, unit.page, kind, path, tokens)
-                    if not pieces:
-                        continue
-                    if len(pieces) > 1:
-                        self._fence(unit, pieces)
-                    if len(pieces) > 1:  # parts of an oversized unit: each fills a chunk
+                    if open_draft is not None and open_draft.trailing_headings():
+                        # Headings lead the first part: cut it to fit beside them.
                         lead = take_lead()
-                        if lead is not None:
-                            pieces = self._fit_after(document, paged, lead, piece, drafts, unit)
+                        assert lead is not None
+                        pieces = self._fit_after(document, paged, lead, piece, drafts, unit)
+                        parted = True
+                    else:
+                        pieces = self._split_pieces(unit.text, unit.start, unit.page, kind, path, tokens)
+                        if not pieces:
+                            continue
+                        parted = len(pieces) > 1
+                        if parted:
+                            take_lead()  # closes the open draft (it ends on no heading)
+                            self._fence(unit, pieces)
+                    if parted:  # parts of an oversized unit: each fills a chunk
                         drafts.extend(Draft([part], part.tokens) for part in pieces[:-1])
                         if kind == "code":  # a split code block is code chunks only
                             drafts.append(Draft([pieces[-1]], pieces[-1].tokens))
@@ -265,8 +272,16 @@ class SectionChunker(BaseChunker):
         gap = separator(document.text, lead.pieces[-1], piece)
         room = self.size - lead.tokens - self.count_tokens(gap)
         levels = levels_for(piece.kind)
+        text = piece.text
         while room >= 4:
-            parts = self._splitter.split_packed(piece.text, None, levels=levels, size=room)
+            # Only the first part is wanted: cut it from a prefix that holds more than fits
+            # (grown until it does), not from the whole, maybe very long, text.
+            limit = 2 * room + 16
+            while True:
+                parts = self._splitter.split_packed(text[:limit], None, levels=levels, size=room)
+                if len(parts) > 1 or limit >= len(text):
+                    break
+                limit *= 4
             first = parts[0]
             head = self._offset_piece(piece, first)
             candidate = Draft([*lead.pieces, head], 0, exact=False)
@@ -281,7 +296,10 @@ class SectionChunker(BaseChunker):
                 return split or [head]  # never empty: the caller keeps the last piece open
             room -= max(1, candidate.tokens - self.size)
         out.append(lead)
-        return self._split_pieces(piece.text, piece.start, piece.page, piece.kind, piece.path)
+        split = self._split_pieces(piece.text, piece.start, piece.page, piece.kind, piece.path)
+        if unit is not None:
+            self._fence(unit, split)
+        return split
 
     @staticmethod
     def _offset_piece(piece: Piece, part: TextPiece) -> Piece:
@@ -344,7 +362,10 @@ class SectionChunker(BaseChunker):
     # ----------------------------------------------------------------------------- output
 
     def _finish(self, document: Document, drafts: list[Draft], paged: bool) -> list[Chunk]:
-        """Render drafts, count the estimated ones (row groups), and repack any that overflow."""
+        """Render drafts, count the estimated ones (row groups), and repack any that overflow.
+
+        The chunks of one call share one ``created_at``."""
+        now = datetime.now(UTC)
         rendered = [self._render(document, d, paged) for d in drafts]
         needs_count = [i for i, d in enumerate(drafts) if not d.exact]
         exact = self.count_many([rendered[i][0] for i in needs_count])
@@ -357,7 +378,7 @@ class SectionChunker(BaseChunker):
                 # these pieces one at a time with exact counts.
                 chunks.extend(self._repack(document, draft, paged))
                 continue
-            chunks.append(self._make_chunk(document, draft, paged, rendered[i], tokens))
+            chunks.append(self._make_chunk(document, draft, paged, rendered[i], tokens, now))
         return chunks
 
     def _repack(self, document: Document, draft: Draft, paged: bool) -> list[Chunk]:
@@ -434,7 +455,13 @@ class SectionChunker(BaseChunker):
         return "".join(parts), exact
 
     def _make_chunk(
-        self, document: Document, draft: Draft, paged: bool, rendered: tuple[str, bool], tokens: int
+        self,
+        document: Document,
+        draft: Draft,
+        paged: bool,
+        rendered: tuple[str, bool],
+        tokens: int,
+        now: datetime | None = None,
     ) -> Chunk:
         text, exact = rendered
         pieces = draft.pieces
@@ -443,7 +470,7 @@ class SectionChunker(BaseChunker):
                 pages=tuple(sorted({p.page or 1 for p in pieces}))
             )
         else:
-            provenance = TextProvenance(start=pieces[0].start, end=pieces[-1].end)
+            provenance = TextProvenance.at(pieces[0].start, pieces[-1].end)
         kinds = {p.kind for p in pieces}
         if len(kinds) > 1:
             kinds.discard("heading")  # headings leading a table or code do not make it text
@@ -456,11 +483,14 @@ class SectionChunker(BaseChunker):
             metadata["fence_open"] = pieces[0].fence_open
         if pieces[-1].fence_close:
             metadata["fence_close"] = pieces[-1].fence_close
-        return Chunk(
+        # Every field is ours and well-typed: no validation (a chunk's largest cost at
+        # character budgets).
+        return Chunk.made(
             document_id=document.id,
             text=text,
             provenance=provenance,
             heading_path=list(common_prefix([p.path for p in pieces])),
             content_kind=kinds.pop() if len(kinds) == 1 else "text",
             metadata=metadata,
+            created_at=now or datetime.now(UTC),
         )

@@ -74,7 +74,10 @@ def turn_chunks(chunker: RecursiveChunker, document: Document, start: int, end: 
             continue
         if group:
             last_a, last_b = group[-1][1], group[-1][2]
-            delta = seam(text[last_a:last_b], text[last_b:a], text[a:b], len(group) == 1)
+            gap = text[last_b:a]
+            delta = seam(text[last_a:last_b], gap, text[a:b], len(group) == 1)
+            if delta is None:  # no word end in the last turn: look back over the whole chunk
+                delta = seam(text[group[0][1] : last_b], gap, text[a:b], True)
             joined = tokens + count + delta if delta is not None else tokenizer.count(text[group[0][1] : b])
             if joined <= size:
                 group.append((number, a, b))

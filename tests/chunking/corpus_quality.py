@@ -12,7 +12,8 @@ What each count means:
 * ``table_header_only``: table chunks (any level) that hold only header rows.
 * ``prose_children`` / ``prose_mid_sentence``: ``text`` children of ``text/`` and ``pdf/``
   documents, and those that start mid-sentence: no blank line and no sentence end (``.!?:;``,
-  CJK stops, closing quotes) before them, and not starting with a list marker.
+  CJK stops, closing quotes) before them, not starting with a list marker, and not beside a
+  table-of-contents line (dot leaders).
 * ``heading_only``: chunks (any level) that are only headings, in documents with other text.
 * ``chat_children`` / ``chat_children_on_turns``: children of chat documents, and those that
   start where a turn starts or inside a turn over the child budget.
@@ -104,6 +105,8 @@ def _mid_sentence(before: str, text: str) -> bool:
     gap = before[len(stripped) :]
     if not stripped or "\n\n" in gap or "\f" in gap:
         return False
+    if ". . ." in stripped.rsplit("\n", 1)[-1] or ". . ." in text.split("\n", 1)[0]:
+        return False  # a table of contents line (dot leaders), not prose
     return not (stripped[-1] in _SENTENCE_END or _LIST_MARKER.match(text))
 
 
