@@ -63,7 +63,7 @@ def histogram(counts: Sequence[int], budget: int | None, buckets: int = 8) -> li
     if not counts:
         return ["  (no chunks)"]
     top = max(budget or 0, max(counts))
-    step = max(1, -(-top // buckets))
+    step = max(1, -(-(top + 1) // buckets))  # buckets cover 0..top, the budget included
     tallies = [0] * buckets
     for count in counts:
         tallies[min(count // step, buckets - 1)] += 1

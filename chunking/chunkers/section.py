@@ -186,19 +186,15 @@ class SectionChunker(BaseChunker):
                 if unit.clipped_from is not None:
                     self._fence(unit, [piece])
                 if tokens > size:
-                    if open_draft is not None and open_draft.trailing_headings():
-                        # Headings lead the first part: cut it to fit beside them.
+                    pieces = self._split_pieces(unit.text, unit.start, unit.page, kind, path, tokens)
+                    if not pieces:
+                        continue
+                    parted = len(pieces) > 1
+                    if parted:
                         lead = take_lead()
-                        assert lead is not None
-                        pieces = self._fit_after(document, paged, lead, piece, drafts, unit)
-                        parted = True
-                    else:
-                        pieces = self._split_pieces(unit.text, unit.start, unit.page, kind, path, tokens)
-                        if not pieces:
-                            continue
-                        parted = len(pieces) > 1
-                        if parted:
-                            take_lead()  # closes the open draft (it ends on no heading)
+                        if lead is not None:  # headings lead the first part: cut it to fit
+                            pieces = self._fit_after(document, paged, lead, piece, drafts, unit, pieces)
+                        else:
                             self._fence(unit, pieces)
                     if parted:  # parts of an oversized unit: each fills a chunk
                         drafts.extend(Draft([part], part.tokens) for part in pieces[:-1])
@@ -263,43 +259,40 @@ class SectionChunker(BaseChunker):
         piece: Piece,
         out: list[Draft],
         unit: Unit | None = None,
+        parts: list[Piece] | None = None,
     ) -> list[Piece]:
         """Put ``lead`` (headings) and the first part of ``piece`` that fits beside it into a
-        chunk added to ``out``; return the rest of ``piece`` split to the budget.
+        chunk added to ``out``; return the rest of ``piece`` in pieces within the budget.
 
-        Where not even a few tokens fit beside the lead, the lead is a chunk of its own.
+        ``parts`` is ``piece`` already split to the budget (a unit over it): only its first
+        part is cut again, to fit beside the lead, and the others are kept as they are. Where
+        not even a few tokens fit beside the lead, the lead is a chunk of its own.
         """
-        gap = separator(document.text, lead.pieces[-1], piece)
+        if parts is None:
+            parts = [piece]
+        first = parts[0]
+        gap = separator(document.text, lead.pieces[-1], first)
         room = self.size - lead.tokens - self.count_tokens(gap)
         levels = levels_for(piece.kind)
-        text = piece.text
         while room >= 4:
-            # Only the first part is wanted: cut it from a prefix that holds more than fits
-            # (grown until it does), not from the whole, maybe very long, text.
-            limit = 2 * room + 16
-            while True:
-                parts = self._splitter.split_packed(text[:limit], None, levels=levels, size=room)
-                if len(parts) > 1 or limit >= len(text):
-                    break
-                limit *= 4
-            first = parts[0]
-            head = self._offset_piece(piece, first)
+            cut = self._splitter.split_packed(first.text, None, levels=levels, size=room)
+            head = self._offset_piece(first, cut[0])
             candidate = Draft([*lead.pieces, head], 0, exact=False)
             candidate.tokens = self.count_tokens(self._render(document, candidate, paged)[0])
             if candidate.tokens <= self.size:
                 out.append(candidate)
-                rest = piece.text[first.end :]
-                base = None if piece.start is None else piece.start + first.end
-                split = self._split_pieces(rest, base, piece.page, piece.kind, piece.path)
+                rest_of_first = first.text[cut[0].end :]
+                base = None if first.start is None else first.start + cut[0].end
+                rest = self._split_pieces(rest_of_first, base, first.page, first.kind, first.path)
+                rest += parts[1:]
                 if unit is not None:
-                    self._fence(unit, [head, *split])
-                return split or [head]  # never empty: the caller keeps the last piece open
+                    self._fence(unit, [head, *rest])
+                return rest or [head]  # never empty: the caller keeps the last piece open
             room -= max(1, candidate.tokens - self.size)
         out.append(lead)
-        split = self._split_pieces(piece.text, piece.start, piece.page, piece.kind, piece.path)
         if unit is not None:
-            self._fence(unit, split)
-        return split
+            self._fence(unit, parts)
+        return parts
 
     @staticmethod
     def _offset_piece(piece: Piece, part: TextPiece) -> Piece:
