@@ -42,8 +42,12 @@ def render_chunk(chunk: Chunk, width: int = 100, *, full: bool = False) -> str:
     meta = chunk.metadata
     if "speakers" in meta:
         facts.append(f"turns {meta.get('turn_start')}-{meta.get('turn_end')} {','.join(meta['speakers'])}")
-    if meta.get("repeated_header") or meta.get("columns"):
+    if meta.get("repeated_header"):
         facts.append("+header")
+    if meta.get("rendering") == "columns":
+        facts.append("as cells")
+    if meta.get("fence_open") or meta.get("fence_close"):
+        facts.append("refenced")
     if meta.get("exact_slice") is False:
         facts.append("(not a slice)")
     label = chunk.section_label()
