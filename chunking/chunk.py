@@ -42,7 +42,7 @@ class TextProvenance(BaseModel):
         ``model_construct`` gives, at a fraction of its cost (placed once per chunk)."""
         span = object.__new__(cls)
         object.__setattr__(span, "__dict__", {"kind": "text", "start": start, "end": end})
-        object.__setattr__(span, "__pydantic_fields_set__", {"kind", "start", "end"})
+        object.__setattr__(span, "__pydantic_fields_set__", {"start", "end"})
         object.__setattr__(span, "__pydantic_extra__", None)
         object.__setattr__(span, "__pydantic_private__", None)
         return span
