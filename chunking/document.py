@@ -47,6 +47,10 @@ class Unit(BaseModel):
             is on ``page`` only.
         rows: For a table, each row's span relative to ``text`` (header rows first).
         header_rows: How many leading ``rows`` are header rows, repeated in each row group.
+        clipped_from: For a table cut down to a parent chunk's span (see
+            ``chunking.chunkers.restrict_to_parent``), the whole table it was cut from, so a
+            child chunker still knows the header and each row's cells. Never serialized: set
+            only on the in-memory documents children are chunked from.
     """
 
     model_config = _FROZEN
@@ -59,6 +63,7 @@ class Unit(BaseModel):
     last_page: int | None = Field(default=None, ge=1)
     rows: tuple[Span, ...] = ()
     header_rows: int = Field(default=0, ge=0)
+    clipped_from: Unit | None = Field(default=None, exclude=True, repr=False)
 
     @model_validator(mode="after")
     def _check_last_page(self) -> Unit:

@@ -20,11 +20,16 @@ __all__ = [
 ]
 
 # The recursive splitter (chonkie's RecursiveChunker plus our exact-slice repair).
-SPLITTER_VERSION = "2"  # 2: pieces counted once, after trimming
+# 2: pieces counted once, after trimming; 3: our cut levels (sentence before line, CJK stops);
+# 4: the recursive chunker packs whole chat turns and splits only a turn over the budget
+SPLITTER_VERSION = "4"
 # How the section chunker packs units, joins pieces and carries small chunks over.
-SECTION_PACKER_VERSION = "3"  # 2: packs on exact seam counts; 3: and units over the budget too
+# 2: packs on exact seam counts; 3: and units over the budget too; 4: headings travel with
+# what follows them (never a chunk of headings while more follows)
+SECTION_PACKER_VERSION = "4"
 # How tables become chunks: row groups, repeated header rows.
-TABLE_RENDERING_VERSION = "1"
+# 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value
+TABLE_RENDERING_VERSION = "2"
 # How the turn-window chunker packs turns.
 TURN_WINDOW_VERSION = "1"
 

@@ -102,7 +102,12 @@ class ParentChildChunker(BaseModel):
             if parent.id is None:
                 raise ChunkingError(f"{document.source_uri}: parent chunk {parent.index} has no id")
             part, laid_out = _restrict(document, parent, unit_index)
+            first_turn = unit_index.first_turn_in(parent)
             for raw in self.child._chunk(part):
+                if first_turn and "turn_start" in raw.metadata:
+                    # The part's turns are numbered from its first: number them in the document.
+                    raw.metadata["turn_start"] += first_turn
+                    raw.metadata["turn_end"] += first_turn
                 provenance = raw.provenance
                 if isinstance(parent.provenance, PageProvenance) and not laid_out:
                     # The parent's text could not be laid back onto its units: its pages are all
@@ -245,6 +250,12 @@ class _UnitIndex:
             return None
         return [Section.model_construct(heading_path=path, units=tuple(units)) for path, units in grouped]
 
+    def first_turn_in(self, parent: Chunk) -> int:
+        """The number of the first turn a text parent overlaps (0 without turns)."""
+        if not self.turns or not isinstance(parent.provenance, TextProvenance):
+            return 0
+        return bisect.bisect_right(self.turn_max_ends, parent.provenance.start)
+
     def turns_in(self, start: int, end: int) -> list[Turn]:
         """Turns overlapping ``[start, end)``."""
         first = bisect.bisect_right(self.turn_max_ends, start)
@@ -256,7 +267,8 @@ def restrict_to_parent(document: Document, parent: Chunk, index: _UnitIndex | No
     """Return ``document`` cut down to what a parent chunk covers, for its child chunker.
 
     For a text parent the text stays whole (so offsets stay absolute) and sections, units, table
-    rows and turns are clipped to the parent's span. For a page parent the document becomes the
+    rows and turn ends are clipped to the parent's span (a turn keeps its start; a clipped unit
+    keeps the whole unit in ``clipped_from``). For a page parent the document becomes the
     parent's text, laid back onto the units it was packed from (each keeps its pages, kind and
     heading path); where that cannot be done, the parent's text is one unit on its first page.
     Pass an index built once per document when restricting it to many parents.
@@ -296,7 +308,9 @@ def _restrict(document: Document, parent: Chunk, index: _UnitIndex | None) -> tu
     turns = None
     if document.turns is not None:
         turns = tuple(
-            Turn.model_construct(speaker=t.speaker, start=max(t.start, start), end=min(t.end, end))
+            # A turn keeps its own start (so a child knows it continues a turn the parent cut
+            # into); its end is clipped to the parent.
+            Turn.model_construct(speaker=t.speaker, start=t.start, end=min(t.end, end))
             for t in index.turns_in(start, end)
         )
     return document.model_copy(update={"sections": tuple(sections), "turns": turns}), False
@@ -352,5 +366,6 @@ def _clip_unit(unit: Unit, start: int, end: int) -> Unit | None:
             "end": new_start + len(text),
             "rows": rows,
             "header_rows": kept_header,
+            "clipped_from": unit.clipped_from or unit,
         }
     )

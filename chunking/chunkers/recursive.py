@@ -20,20 +20,16 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chonkie import RecursiveChunker as ChonkieRecursiveChunker
-from chonkie.chunker.base import split_text_by_delimiters
-from chonkie.types import RecursiveRules
 from pydantic import Field, PrivateAttr
 
 from chunking.chunk import Chunk, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker
+from chunking.chunkers.levels import PROSE_LEVELS, Level
+from chunking.chunkers.turn_pieces import turn_chunks
 from chunking.document import Document
 from chunking.errors import ChunkingError
 
 __all__ = ["RecursiveChunker", "TextPiece"]
-
-# chonkie's own levels, coarsest first (paragraphs, sentences, pauses, words), for
-# RecursiveChunker.split_packed; its last level (token windows) is _cut_exactly there.
-_LEVELS = [level for level in RecursiveRules().levels if level.delimiters or level.whitespace]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,58 +91,70 @@ class RecursiveChunker(BaseChunker):
         """
         return self._split(text, tokens, trim=True)
 
-    def split_packed(self, text: str, tokens: int | None = None) -> list[TextPiece]:
+    def split_packed(
+        self,
+        text: str,
+        tokens: int | None = None,
+        *,
+        levels: tuple[Level, ...] = PROSE_LEVELS,
+        size: int | None = None,
+    ) -> list[TextPiece]:
         """Split ``text`` into pieces without surrounding whitespace, each within the budget,
         packed in order as full as they go, every size exact and every split counted once.
 
-        Where to cut comes from chonkie's levels (paragraphs, then sentences, pauses, words).
-        At a level, each split is trimmed and counted once, and a run of splits is sized by
-        adding what each join costs, counted at its seam (:meth:`Tokenizer.seam`), so a piece is
-        never counted whole; a split over the budget is split at the next level, and a word
-        over it is cut by the longest prefixes that fit. Offsets are relative to ``text``;
-        whitespace-only text gives no pieces.
+        Where to cut comes from ``levels`` (:mod:`chunking.chunkers.levels`: for prose,
+        paragraphs, then sentences, line ends, clauses, words). At a level, each split is
+        trimmed and counted once, and a run of splits is sized by adding what each join costs,
+        counted at its seam (:meth:`Tokenizer.seam`), so a piece is never counted whole; a split
+        over the budget is split at the next level, and a word over it is cut by the longest
+        prefixes that fit. Offsets are relative to ``text``; whitespace-only text gives no pieces.
 
         Args:
             text: The text to split.
-            tokens: Its token count when the caller knows it, or any number over ``chunk_size``
+            tokens: Its token count when the caller knows it, or any number over the budget
                 when it knows only that the text is over.
+            levels: The cut points, most preferred first.
+            size: The budget, when not ``chunk_size`` (a piece that must leave room for a
+                heading before it).
         """
+        size = self.chunk_size if size is None else size
         span = _trim(text, 0, len(text))
         if span is None:
             return []
         start, end = span
         if tokens is None or (start, end) != (0, len(text)):
-            tokens = self._tokenizer.count_capped([text[start:end]], self.chunk_size)[0]
-        if tokens <= self.chunk_size:
+            tokens = self._tokenizer.count_capped([text[start:end]], size)[0]
+        if tokens <= size:
             return [TextPiece(start, end, text[start:end], tokens)]
-        return self._packed(text, start, end, 0)
+        return self._packed(text, start, end, levels, size)
 
-    def _packed(self, text: str, start: int, end: int, level: int) -> list[TextPiece]:
-        """:meth:`split_packed` of ``text[start:end]``, trimmed and over the budget, cut at
-        ``level`` or finer."""
-        if level == len(_LEVELS):
-            return self._cut_exactly(text, start, end, trim=True)
-        rule = _LEVELS[level]
-        splits = split_text_by_delimiters(
-            text[start:end],
-            delimiters=rule.delimiters or " ",
-            include_delim=rule.include_delim or "prev",
-            min_chars=1,
-        )
-        if "".join(splits) != text[start:end]:
-            raise ChunkingError("the recursive splitter lost or changed text; report this as a bug")
+    def _packed(
+        self, text: str, start: int, end: int, levels: tuple[Level, ...], size: int
+    ) -> list[TextPiece]:
+        """:meth:`split_packed` of ``text[start:end]``, trimmed and over ``size``, cut at the
+        first of ``levels`` that cuts it, or finer."""
+        if not levels:
+            return self._cut_exactly(text, start, end, trim=True, size=size)
         spans: list[tuple[int, int]] = []
         position = start
-        for split in splits:
-            span = _trim(text, position, position + len(split))
-            position += len(split)
+        for match in levels[0].pattern.finditer(text, start, end):
+            cut = match.end()
+            if cut <= position or cut >= end:
+                continue
+            span = _trim(text, position, cut)
             if span is not None:
                 spans.append(span)
-        if len(spans) == 1:  # nothing to cut at this level
-            return self._packed(text, *spans[0], level + 1)
-        size = self.chunk_size
-        counts = self._tokenizer.count_capped([text[a:b] for a, b in spans], size)
-        seam = self._tokenizer.seam_function()
+            position = cut
+        span = _trim(text, position, end)
+        if span is not None:
+            spans.append(span)
+        if len(spans) <= 1:  # nothing to cut at this level
+            return self._packed(text, *(spans[0] if spans else (start, end)), levels[1:], size)
+        tokenizer = self._tokenizer
+        if tokenizer.name == "character":
+            return self._packed_characters(text, spans, levels, size)
+        counts = tokenizer.count_capped([text[a:b] for a, b in spans], size)
+        seam = tokenizer.seam_function()
         pieces: list[TextPiece] = []
         # The piece being filled: text[first:last_end], its last split starting at last_start.
         first = last_start = last_end = tokens_so_far = splits_in = 0
@@ -159,16 +167,20 @@ class RecursiveChunker(BaseChunker):
             if tokens > size:
                 close()
                 splits_in = 0
-                pieces.extend(self._packed(text, a, b, level + 1))
+                pieces.extend(self._packed(text, a, b, levels[1:], size))
                 continue
             if splits_in:
-                # Splits are trimmed, so the text between two of them is whitespace.
-                delta = seam(text[last_start:last_end], text[last_end:a], text[a:b], splits_in == 1)
-                joined = (
-                    tokens_so_far + tokens + delta
-                    if delta is not None
-                    else self._tokenizer.count(text[first:b])  # no seam to count at: count all
-                )
+                # Splits are trimmed, so the text between two of them is whitespace (or empty,
+                # after a CJK stop).
+                gap = text[last_end:a]
+                delta = seam(text[last_start:last_end], gap, text[a:b], splits_in == 1)
+                if delta is None:
+                    # No word end in the last split (a lone "." or "*"): look for one in the
+                    # whole piece, which starts the counted text (so a seam is always found).
+                    delta = seam(text[first:last_end], gap, text[a:b], True)
+                joined = tokens_so_far + tokens + (delta if delta is not None else 0)
+                if delta is None:  # still none (a tokenizer without seams): count the piece
+                    joined = tokenizer.count(text[first:b])
                 if joined <= size:
                     last_start, last_end, tokens_so_far = a, b, joined
                     splits_in += 1
@@ -176,6 +188,29 @@ class RecursiveChunker(BaseChunker):
                 close()
             first, last_start, last_end, tokens_so_far, splits_in = a, a, b, tokens, 1
         close()
+        return pieces
+
+    def _packed_characters(
+        self, text: str, spans: list[tuple[int, int]], levels: tuple[Level, ...], size: int
+    ) -> list[TextPiece]:
+        """:meth:`_packed` for the ``character`` tokenizer, where a text's count is its length:
+        a run of splits fits while it spans at most ``size`` characters."""
+        pieces: list[TextPiece] = []
+        first = last_end = -1
+        for a, b in spans:
+            if b - a > size:
+                if first >= 0:
+                    pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
+                first = -1
+                pieces.extend(self._packed(text, a, b, levels[1:], size))
+            elif first >= 0 and b - first <= size:
+                last_end = b
+            else:
+                if first >= 0:
+                    pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
+                first, last_end = a, b
+        if first >= 0:
+            pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
         return pieces
 
     def _split(self, text: str, tokens: int | None, *, trim: bool) -> list[TextPiece]:
@@ -223,7 +258,9 @@ class RecursiveChunker(BaseChunker):
             return [TextPiece(start, end, piece, tokens)]
         return self._cut_exactly(text, start, end, trim=trim)
 
-    def _cut_exactly(self, text: str, start: int, end: int, *, trim: bool = False) -> list[TextPiece]:
+    def _cut_exactly(
+        self, text: str, start: int, end: int, *, trim: bool = False, size: int | None = None
+    ) -> list[TextPiece]:
         """Cut ``text[start:end]`` into the longest prefixes that fit, by binary search.
 
         Prefers to end a piece after whitespace when one lies in the fitting prefix. With
@@ -231,6 +268,7 @@ class RecursiveChunker(BaseChunker):
         dropped). Any single character fits, since budgets are at least four tokens.
         """
         count = self._tokenizer.count
+        size = self.chunk_size if size is None else size
 
         def measure(a: int, b: int) -> tuple[int, int, int] | None:
             if trim:
@@ -246,7 +284,7 @@ class RecursiveChunker(BaseChunker):
             while low < high:  # largest cut whose (trimmed) piece fits
                 middle = (low + high + 1) // 2
                 measured = measure(start, middle)
-                if measured is None or measured[2] <= self.chunk_size:
+                if measured is None or measured[2] <= size:
                     low = middle
                 else:
                     high = middle - 1
@@ -257,7 +295,7 @@ class RecursiveChunker(BaseChunker):
                     cut = space + 1
             measured = measure(start, cut)
             # Counts are not strictly monotone in the cut: step back until the piece fits.
-            while measured is not None and measured[2] > self.chunk_size and cut > start + 1:
+            while measured is not None and measured[2] > size and cut > start + 1:
                 cut -= 1
                 measured = measure(start, cut)
             if measured is not None:
@@ -270,7 +308,9 @@ class RecursiveChunker(BaseChunker):
         return chunk.metadata.get("token_count", 0) <= self.chunk_size
 
     def _chunk(self, document: Document) -> list[Chunk]:
-        """Split the text each section's units cover (or the whole text) into trimmed pieces."""
+        """Split the text the units cover (or the whole text) into trimmed pieces, packed full
+        and cut at the prose levels; a chat is cut at its turns
+        (:func:`chunking.chunkers.turn_pieces.turn_chunks`)."""
         if document.has_page_units:
             return self._chunk_pages(document)
         units = [u for s in document.sections for u in s.units]
@@ -279,9 +319,13 @@ class RecursiveChunker(BaseChunker):
             end = max(u.end for u in units if u.end is not None)
         else:
             start, end = 0, len(document.text)
+        if document.turns:
+            chunks = turn_chunks(self, document, start, end)
+            if chunks:
+                return chunks
         headings = _HeadingIndex(document)
-        chunks: list[Chunk] = []
-        for piece in self.split_trimmed(document.text[start:end]):
+        chunks = []
+        for piece in self.split_packed(document.text[start:end], self.chunk_size + 1):
             s, e, text, tokens = start + piece.start, start + piece.end, piece.text, piece.token_count
             chunks.append(
                 Chunk(
@@ -303,7 +347,7 @@ class RecursiveChunker(BaseChunker):
         chunks: list[Chunk] = []
         for section in document.sections:
             for unit in section.units:
-                for piece in self.split_trimmed(unit.text):
+                for piece in self.split_packed(unit.text):
                     chunks.append(
                         Chunk(
                             document_id=document.id,

@@ -1,17 +1,25 @@
 """The section chunker: pack a document's units, section by section, under a token budget.
 
 Reading order is kept. Units of a section are packed into a chunk until the next unit would pass
-``size`` tokens; a unit over ``size`` on its own is split at paragraph, sentence, clause or word
-boundaries (chonkie's levels) into pieces packed the same way, with exact sizes
+``size`` tokens; a unit over ``size`` on its own is split at paragraph, sentence, line, clause or
+word boundaries (:mod:`chunking.chunkers.levels`; code at blank lines, lines, words) into pieces
+packed the same way, with exact sizes
 (:meth:`chunking.chunkers.recursive.RecursiveChunker.split_packed`). A section that ends with an
 open chunk under ``min_size`` tokens carries that chunk on into the next section. Tables never
-mix with text: a table is one chunk, or row groups that each repeat the header rows.
+mix with text: a table is one chunk, or row groups that each carry the column names
+(:mod:`chunking.chunkers.tables`).
+
+A heading travels with what follows it: a chunk never ends with a heading while more of the
+document follows (the heading goes on into the next chunk, whatever that holds: text, a table's
+first rows, the first part of a unit over the budget, cut to leave room for the heading), and a
+section that ends on a heading carries it on whatever its size. So no chunk is only headings,
+unless the document is, or the headings end it and do not fit into the chunk before.
 
 Pieces in a chunk are joined by the document's own whitespace between them, which the parsers
 make a blank line, so a packed chunk is the exact slice of ``Document.text`` at its offsets; where
 the text between two pieces is not whitespace (a parser dropped something there), they are joined
 by a blank line instead and ``metadata["exact_slice"]`` is False, as it is for row groups that
-repeat a header. Size always counts the joined text.
+repeat a header and rows rendered as cells. Size always counts the joined text.
 
 Each unit is counted once (in one batch per document); a growing chunk is never counted again:
 its exact size is its pieces' counts plus what each join costs, counted in a few characters on
@@ -22,57 +30,35 @@ row groups, the size is estimated from the parts and the finished chunk is count
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from pydantic import Field, PrivateAttr, model_validator
 
 from chunking.chunk import Chunk, ContentKind, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker
+from chunking.chunkers.drafts import (
+    BLANK_LINE,
+    Draft,
+    Piece,
+    check_positions,
+    common_prefix,
+    mark_fences,
+    separator,
+)
+from chunking.chunkers.levels import levels_for
 from chunking.chunkers.recursive import RecursiveChunker, TextPiece
+from chunking.chunkers.tables import TableDrafter
 from chunking.document import Document, Unit
-from chunking.errors import ChunkingError
 
 __all__ = ["SectionChunker"]
 
-_BLANK_LINE = "\n\n"
 _KIND_OF_UNIT: dict[str, ContentKind] = {
     "code": "code",
     "heading": "heading",
     "table": "table_row",
     "toc": "toc",
 }
-
-
-@dataclass(slots=True)
-class _Piece:
-    """A packable piece: a whole unit or a part of one, with its place and size."""
-
-    text: str
-    start: int | None  # offset in Document.text; None for page pieces
-    end: int | None
-    pages: tuple[int, ...]  # the unit's pages; empty for text pieces
-    kind: ContentKind
-    path: tuple[str, ...]
-    tokens: int
-
-
-@dataclass(slots=True)
-class _Draft:
-    """A chunk being built: its pieces, size and the prefix of a repeated header.
-
-    ``tokens`` is the exact count of the rendered text when ``exact``, else an estimate that
-    :meth:`SectionChunker._finish` replaces with a count. ``own_joins`` is True when the packer
-    joined every piece by the document's own whitespace (the text is then the slice from the
-    first piece to the last), False when some join is a stand-in blank line, None when not
-    known (drafts made outside the packing loop: their joins are looked at when rendered).
-    """
-
-    pieces: list[_Piece]
-    tokens: int
-    header: str = ""
-    exact: bool = True
-    own_joins: bool | None = None
 
 
 class SectionChunker(BaseChunker):
@@ -128,19 +114,70 @@ class SectionChunker(BaseChunker):
     # ----------------------------------------------------------------------------- packing
 
     def _chunk(self, document: Document) -> list[Chunk]:
-        paged = _check_positions(document)
+        paged = check_positions(document)
         # Units over the budget are split anyway: their counts stop at size + 1.
         counts = self._tokenizer.count_capped(
             [unit.text for section in document.sections for unit in section.units], self.size
         )
-        drafts: list[_Draft] = []
-        open_draft: _Draft | None = None
+        drafts: list[Draft] = []
+        open_draft: Draft | None = None
         position = 0
         # Bound once: this loop runs per unit, and private attributes of a pydantic model are
         # looked up through __getattr__.
         size, min_size = self.size, self.effective_min_size
         seam, count = self._tokenizer.seam_function(), self.count_tokens
         text = document.text
+        tables: TableDrafter | None = None
+
+        def join(draft: Draft, piece: Piece) -> bool:
+            """Add ``piece`` to ``draft`` when the joined text fits the budget; a table of
+            contents or index never shares a chunk with text (a heading may lead it)."""
+            last = draft.pieces[-1]
+            if (piece.kind == "toc") != (last.kind == "toc") and "heading" not in (last.kind, piece.kind):
+                return False
+            gap = separator(text, last, piece)
+            delta = seam(last.text, gap, piece.text, len(draft.pieces) == 1)
+            exact = delta is not None
+            if not exact:
+                # No local seam (the word tokenizer, text without a word end nearby): estimate
+                # from the parts, never by counting the growing chunk again; _finish counts the
+                # chunk once and repacks it if the estimate was low.
+                delta = count(gap) if gap else 0
+            joined = draft.tokens + piece.tokens + delta
+            if joined > size:
+                return False
+            draft.pieces.append(piece)
+            draft.tokens = joined
+            draft.exact = draft.exact and exact
+            draft.own_joins = draft.own_joins and gap is not BLANK_LINE
+            return True
+
+        def take_lead() -> Draft | None:
+            """Close the open draft, keeping back its trailing headings to lead what follows."""
+            nonlocal open_draft
+            draft, open_draft = open_draft, None
+            if draft is None:
+                return None
+            keep = draft.trailing_headings()
+            if not keep:
+                drafts.append(draft)
+                return None
+            if keep == len(draft.pieces):
+                lead = draft
+            else:
+                lead = Draft(draft.pieces[-keep:], 0, exact=draft.exact, own_joins=draft.own_joins)
+                del draft.pieces[-keep:]
+                draft.exact = False  # its count included the headings: _finish counts it
+                drafts.append(draft)
+                lead.tokens = count(self._render(document, lead, paged)[0])
+            while len(lead.pieces) > 1 and lead.tokens > size // 2:
+                # A run of headings too big to lead: the earlier ones go alone, the later ones
+                # on with what follows.
+                drafts.append(Draft([lead.pieces[0]], lead.pieces[0].tokens))
+                lead = Draft(lead.pieces[1:], 0, own_joins=lead.own_joins)
+                lead.tokens = count(self._render(document, lead, paged)[0])
+            return lead
+
         for section in document.sections:
             path = section.heading_path
             for unit in section.units:
@@ -148,53 +185,129 @@ class SectionChunker(BaseChunker):
                 position += 1
                 content_kind = unit.content_kind
                 if content_kind == "table":
-                    if open_draft:
-                        drafts.append(open_draft)
-                        open_draft = None
-                    drafts.extend(self._table_drafts(unit, path, tokens))
+                    if tables is None:
+                        tables = self._table_drafter(document, paged)
+                    drafts.extend(tables.drafts(unit, path, tokens, take_lead()))
                     continue
                 kind = _KIND_OF_UNIT.get(content_kind, "text")
-                if tokens <= size:
-                    piece = _Piece(unit.text, unit.start, unit.end, unit.pages, kind, path, tokens)
-                else:
+                piece = Piece(unit.text, unit.start, unit.end, unit.pages, kind, path, tokens)
+                if unit.clipped_from is not None:
+                    self._fence(unit, [piece])
+                if tokens > size:
                     pieces = self._split_pieces(unit.text, unit.start, unit.pages, kind, path, tokens)
-                    for part in pieces[:-1]:  # parts of an oversized unit: each fills a chunk
-                        if open_draft:
-                            drafts.append(open_draft)
-                            open_draft = None
-                        drafts.append(_Draft([part], part.tokens))
                     if not pieces:
                         continue
+                    parted = len(pieces) > 1
+                    if parted:
+                        lead = take_lead()
+                        if lead is not None:  # headings lead the first part: cut it to fit
+                            pieces = self._fit_after(document, paged, lead, piece, drafts, unit, pieces)
+                        else:
+                            self._fence(unit, pieces)
+                    if parted:  # parts of an oversized unit: each fills a chunk
+                        drafts.extend(Draft([part], part.tokens) for part in pieces[:-1])
+                        if kind == "code":  # a split code block is code chunks only
+                            drafts.append(Draft([pieces[-1]], pieces[-1].tokens))
+                            continue
                     piece = pieces[-1]
-                if open_draft is not None and (kind == "toc") != (open_draft.pieces[-1].kind == "toc"):
-                    # A table of contents or index never shares a chunk with text.
-                    drafts.append(open_draft)
-                    open_draft = None
-                if open_draft is not None:
-                    last = open_draft.pieces[-1]
-                    separator = _separator(text, last, piece)
-                    delta = seam(last.text, separator, piece.text, len(open_draft.pieces) == 1)
-                    exact = delta is not None
-                    if not exact:
-                        # No local seam (the word tokenizer, text without a word end nearby):
-                        # estimate from the parts, never by counting the growing chunk again;
-                        # _finish counts the chunk once and repacks it if the estimate was low.
-                        delta = count(separator) if separator else 0
-                    joined = open_draft.tokens + piece.tokens + delta
-                    if joined <= size:
-                        open_draft.pieces.append(piece)
-                        open_draft.tokens = joined
-                        open_draft.exact = open_draft.exact and exact
-                        open_draft.own_joins = open_draft.own_joins and separator is not _BLANK_LINE
-                        continue
-                    drafts.append(open_draft)
-                open_draft = _Draft([piece], piece.tokens, own_joins=True)
-            if open_draft and open_draft.tokens >= min_size:
+                if open_draft is not None and join(open_draft, piece):
+                    continue
+                lead = take_lead()
+                if lead is not None and not join(lead, piece):
+                    if piece.kind == "heading":
+                        # A run of headings over the budget: the earlier ones go alone, the
+                        # later ones on with what follows.
+                        drafts.append(lead)
+                    else:
+                        rest = self._fit_after(document, paged, lead, piece, drafts, unit)
+                        drafts.extend(Draft([part], part.tokens) for part in rest[:-1])
+                        piece = rest[-1]
+                    lead = None
+                open_draft = lead if lead is not None else Draft([piece], piece.tokens, own_joins=True)
+            if open_draft and open_draft.tokens >= min_size and not open_draft.trailing_headings():
                 drafts.append(open_draft)
                 open_draft = None
         if open_draft:
-            drafts.append(open_draft)
+            drafts.append(self._trailing(open_draft, drafts, join))
         return self._finish(document, drafts, paged)
+
+    @staticmethod
+    def _trailing(last: Draft, drafts: list[Draft], join: Any) -> Draft:
+        """The last open draft, or, when it is only headings that fit into the chunk before
+        (not a table's), that chunk with them (taken off ``drafts``)."""
+        previous = drafts[-1] if drafts else None
+        if (
+            previous is None
+            or last.trailing_headings() != len(last.pieces)
+            or previous.rendered is not None
+            or previous.header
+            or any(p.kind == "table_row" for p in previous.pieces)
+        ):
+            return last
+        trial = Draft(
+            list(previous.pieces), previous.tokens, exact=previous.exact, own_joins=previous.own_joins
+        )
+        if all(join(trial, piece) for piece in last.pieces):
+            drafts.pop()
+            return trial
+        return last
+
+    @staticmethod
+    def _fence(unit: Unit, pieces: list[Piece]) -> None:
+        """Note the fence lines each part of a unit lacks (see :func:`drafts.mark_fences`)."""
+        source = unit.clipped_from or unit
+        if source.start is not None:
+            mark_fences(pieces, source.text, source.start)
+
+    def _fit_after(
+        self,
+        document: Document,
+        paged: bool,
+        lead: Draft,
+        piece: Piece,
+        out: list[Draft],
+        unit: Unit | None = None,
+        parts: list[Piece] | None = None,
+    ) -> list[Piece]:
+        """Put ``lead`` (headings) and the first part of ``piece`` that fits beside it into a
+        chunk added to ``out``; return the rest of ``piece`` in pieces within the budget.
+
+        ``parts`` is ``piece`` already split to the budget (a unit over it): only its first
+        part is cut again, to fit beside the lead, and the others are kept as they are. Where
+        not even a few tokens fit beside the lead, the lead is a chunk of its own.
+        """
+        if parts is None:
+            parts = [piece]
+        first = parts[0]
+        gap = separator(document.text, lead.pieces[-1], first)
+        room = self.size - lead.tokens - self.count_tokens(gap)
+        levels = levels_for(piece.kind)
+        while room >= 4:
+            cut = self._splitter.split_packed(first.text, None, levels=levels, size=room)
+            head = self._offset_piece(first, cut[0])
+            candidate = Draft([*lead.pieces, head], 0, exact=False)
+            candidate.tokens = self.count_tokens(self._render(document, candidate, paged)[0])
+            if candidate.tokens <= self.size:
+                out.append(candidate)
+                rest_of_first = first.text[cut[0].end :]
+                base = None if first.start is None else first.start + cut[0].end
+                rest = self._split_pieces(rest_of_first, base, first.pages, first.kind, first.path)
+                rest += parts[1:]
+                if unit is not None:
+                    self._fence(unit, [head, *rest])
+                return rest or [head]  # never empty: the caller keeps the last piece open
+            room -= max(1, candidate.tokens - self.size)
+        out.append(lead)
+        if unit is not None:
+            self._fence(unit, parts)
+        return parts
+
+    @staticmethod
+    def _offset_piece(piece: Piece, part: TextPiece) -> Piece:
+        """A part of ``piece`` (offsets relative to its text) as a piece of the document."""
+        start = None if piece.start is None else piece.start + part.start
+        end = None if piece.start is None else piece.start + part.end
+        return Piece(part.text, start, end, piece.pages, piece.kind, piece.path, part.token_count)
 
     def _split_pieces(
         self,
@@ -204,10 +317,10 @@ class SectionChunker(BaseChunker):
         kind: ContentKind,
         path: tuple[str, ...],
         tokens: int | None = None,
-    ) -> list[_Piece]:
+    ) -> list[Piece]:
         """Split an oversized text into trimmed pieces; offsets are shifted by ``base``."""
         return [
-            _Piece(
+            Piece(
                 part.text,
                 None if base is None else base + part.start,
                 None if base is None else base + part.end,
@@ -216,104 +329,44 @@ class SectionChunker(BaseChunker):
                 path,
                 part.token_count,
             )
-            for part in self._splitter.split_packed(text, tokens)
+            for part in self._splitter.split_packed(text, tokens, levels=levels_for(kind))
         ]
 
     # ----------------------------------------------------------------------------- tables
 
-    def _table_drafts(self, unit: Unit, path: tuple[str, ...], tokens: int) -> list[_Draft]:
-        """Return one draft for a fitting table, else row groups that repeat the header rows."""
-        whole = _Piece(unit.text, unit.start, unit.end, unit.pages, "table_row", path, tokens)
-        if tokens <= self.size:
-            return [_Draft([whole], tokens)]
-        rows = unit.rows
-        header_count = min(unit.header_rows, len(rows))
-        header = unit.text[rows[0].start : rows[header_count - 1].end] if header_count else ""
-        body = rows[header_count:]
-        row_texts = [unit.text[r.start : r.end] for r in body]
-        counts = self.count_many([header, *row_texts]) if body else [0]
-        header_tokens, row_tokens = counts[0], counts[1:]
-        newline = self.count_tokens("\n")
-        if not body or header_tokens + newline > self.size // 2:
-            # No rows to group, or a header too big to repeat: split the table like text.
-            return [
-                _Draft([p], p.tokens)
-                for p in self._split_pieces(unit.text, unit.start, unit.pages, "table_row", path)
-            ]
-        drafts: list[_Draft] = []
-        group: list[_Piece] = []
-        group_tokens = 0
-        first_group = True
+    def _table_drafter(self, document: Document, paged: bool) -> TableDrafter:
+        """The table helper for one document, bound to this chunker's counts and splitter."""
 
-        def close() -> None:
-            nonlocal group, group_tokens, first_group
-            if group:
-                draft = _Draft(group, group_tokens, header="" if first_group or not header else header)
-                if first_group and header:
-                    # The first group starts at the header itself: an exact slice of the table.
-                    draft.pieces.insert(
-                        0,
-                        self._row_piece(unit, rows[0].start, rows[header_count - 1].end, path, header_tokens),
-                    )
-                drafts.append(draft)
-                first_group = False
-            group, group_tokens = [], 0
+        def split_text(unit: Unit, path: tuple[str, ...], lead: Draft | None) -> list[Draft]:
+            piece = Piece(unit.text, unit.start, unit.end, unit.pages, "table_row", path, self.size + 1)
+            out: list[Draft] = []
+            parts = (
+                self._fit_after(document, paged, lead, piece, out)
+                if lead is not None
+                else self._split_pieces(unit.text, unit.start, unit.pages, "table_row", path)
+            )
+            return out + [Draft([part], part.tokens) for part in parts]
 
-        def emit_header_alone() -> None:
-            # A header whose first rows are all too big to join it still gets a chunk, and the
-            # rows after that repeat it.
-            nonlocal first_group
-            if first_group and header:
-                header_piece = self._row_piece(
-                    unit, rows[0].start, rows[header_count - 1].end, path, header_tokens
-                )
-                drafts.append(_Draft([header_piece], header_tokens))
-            first_group = False
+        def split_value(value: str, budget: int) -> list[tuple[int, int]]:
+            return [(p.start, p.end) for p in self._splitter.split_packed(value, None, size=budget)]
 
-        base = (header_tokens + newline) if header else 0
-        for row, text, row_count in zip(body, row_texts, row_tokens, strict=True):
-            if not text.strip():
-                continue
-            if base + row_count > self.size:
-                close()
-                emit_header_alone()
-                offset = None if unit.start is None else unit.start + row.start
-                drafts.extend(
-                    _Draft([p], p.tokens)
-                    for p in self._split_pieces(text, offset, unit.pages, "table_row", path)
-                )
-                continue
-            cost = row_count + (newline if group else 0)
-            if group and base + group_tokens + cost > self.size:
-                close()
-                cost = row_count
-            group.append(self._row_piece(unit, row.start, row.end, path, row_count))
-            group_tokens += cost
-        close()
-        emit_header_alone()
-        for draft in drafts:
-            if len(draft.pieces) > 1 or draft.header:
-                draft.tokens += base
-                draft.exact = False  # sums of rows: counted in _finish
-        return drafts
-
-    @staticmethod
-    def _row_piece(unit: Unit, start: int, end: int, path: tuple[str, ...], tokens: int) -> _Piece:
-        offset = unit.start
-        return _Piece(
-            unit.text[start:end],
-            None if offset is None else offset + start,
-            None if offset is None else offset + end,
-            unit.pages,
-            "table_row",
-            path,
-            tokens,
+        return TableDrafter(
+            size=self.size,
+            document=document,
+            count=self.count_tokens,
+            count_many=self.count_many,
+            lead_text=lambda lead: self._render(document, lead, paged)[0],
+            split_text=split_text,
+            split_value=split_value,
         )
 
     # ----------------------------------------------------------------------------- output
 
-    def _finish(self, document: Document, drafts: list[_Draft], paged: bool) -> list[Chunk]:
-        """Render drafts, count the estimated ones (row groups), and repack any that overflow."""
+    def _finish(self, document: Document, drafts: list[Draft], paged: bool) -> list[Chunk]:
+        """Render drafts, count the estimated ones (row groups), and repack any that overflow.
+
+        The chunks of one call share one ``created_at``."""
+        now = datetime.now(UTC)
         rendered = [self._render(document, d, paged) for d in drafts]
         needs_count = [i for i, d in enumerate(drafts) if not d.exact]
         exact = self.count_many([rendered[i][0] for i in needs_count])
@@ -321,20 +374,23 @@ class SectionChunker(BaseChunker):
         recount = dict(zip(needs_count, exact, strict=True))
         for i, draft in enumerate(drafts):
             tokens = recount.get(i, draft.tokens)
-            if tokens > self.size:
+            if tokens > self.size and draft.rendered is None:
                 # Tokenization across a join cost more than its parts (rare with BPE): repack
                 # these pieces one at a time with exact counts.
                 chunks.extend(self._repack(document, draft, paged))
                 continue
-            chunks.append(self._make_chunk(document, draft, paged, rendered[i], tokens))
+            chunks.append(self._make_chunk(document, draft, paged, rendered[i], tokens, now))
         return chunks
 
-    def _repack(self, document: Document, draft: _Draft, paged: bool) -> list[Chunk]:
-        """Pack ``draft``'s pieces again with exact counts; split a piece that fits nowhere."""
-        chunks: list[Chunk] = []
-        current = _Draft([], 0, draft.header)
+    def _repack(self, document: Document, draft: Draft, paged: bool) -> list[Chunk]:
+        """Pack ``draft``'s pieces again with exact counts; split a piece that fits nowhere.
 
-        def emit(pending: _Draft) -> None:
+        Headings at the end of a repacked chunk go on with the piece after them when they fit
+        beside it."""
+        chunks: list[Chunk] = []
+        current = Draft([], 0, draft.header)
+
+        def emit(pending: Draft) -> None:
             if pending.pieces:
                 chunks.append(
                     self._make_chunk(
@@ -342,46 +398,71 @@ class SectionChunker(BaseChunker):
                     )
                 )
 
+        def fits(candidate: Draft) -> bool:
+            candidate.tokens = self.count_tokens(self._render(document, candidate, paged)[0])
+            return candidate.tokens <= self.size
+
         for piece in draft.pieces:
-            for candidate in (
-                _Draft([*current.pieces, piece], 0, draft.header),
-                _Draft([piece], 0, draft.header),
-            ):
-                candidate.tokens = self.count_tokens(self._render(document, candidate, paged)[0])
-                if candidate.tokens <= self.size:
-                    if len(candidate.pieces) == 1:
-                        emit(current)
-                    current = candidate
-                    break
-            else:
-                # Even alone (with its repeated header) the piece is too big: split it bare.
+            joined = Draft([*current.pieces, piece], 0, draft.header)
+            if fits(joined):
+                current = joined
+                continue
+            keep = current.trailing_headings()
+            if keep and keep < len(current.pieces):
+                led = Draft([*current.pieces[-keep:], piece], 0, draft.header)
+                if fits(led):
+                    rest = Draft(current.pieces[:-keep], 0, draft.header)
+                    fits(rest)
+                    emit(rest)
+                    current = led
+                    continue
+            alone = Draft([piece], 0, draft.header)
+            if fits(alone):
                 emit(current)
-                current = _Draft([], 0, draft.header)
-                for part in self._split_pieces(piece.text, piece.start, piece.pages, piece.kind, piece.path):
-                    emit(_Draft([part], part.tokens))
+                current = alone
+                continue
+            # Even alone (with its repeated header) the piece is too big: split it bare.
+            emit(current)
+            current = Draft([], 0, draft.header)
+            for part in self._split_pieces(piece.text, piece.start, piece.pages, piece.kind, piece.path):
+                emit(Draft([part], part.tokens))
         emit(current)
         return chunks
 
-    def _render(self, document: Document, draft: _Draft, paged: bool) -> tuple[str, bool]:
-        """Return the chunk text and whether it is the exact slice at its offsets."""
+    def _render(self, document: Document, draft: Draft, paged: bool) -> tuple[str, bool]:
+        """Return the chunk text and whether it is the exact slice at its offsets.
+
+        A repeated header goes before the first table piece (after any headings leading it)."""
+        if draft.rendered is not None:
+            return draft.rendered, False
         pieces = draft.pieces
         if draft.own_joins and not paged and not draft.header:
             # Pieces joined by the whitespace between them are the slice from first to last.
             return document.text[pieces[0].start : pieces[-1].end], True
-        parts = [draft.header + "\n"] if draft.header else []
-        exact = not draft.header and not paged
+        parts: list[str] = []
+        header = draft.header
+        exact = not header and not paged
         for index, piece in enumerate(pieces):
             if index:
                 left = pieces[index - 1]
-                separator = _separator(document.text, left, piece)
-                if paged or document.text[left.end : piece.start] != separator:
+                gap = separator(document.text, left, piece)
+                if paged or document.text[left.end : piece.start] != gap:
                     exact = False
-                parts.append(separator)
+                parts.append(gap)
+            if header and piece.kind != "heading":
+                parts.append(header + "\n")
+                header = ""
             parts.append(piece.text)
         return "".join(parts), exact
 
     def _make_chunk(
-        self, document: Document, draft: _Draft, paged: bool, rendered: tuple[str, bool], tokens: int
+        self,
+        document: Document,
+        draft: Draft,
+        paged: bool,
+        rendered: tuple[str, bool],
+        tokens: int,
+        now: datetime | None = None,
     ) -> Chunk:
         text, exact = rendered
         pieces = draft.pieces
@@ -390,56 +471,27 @@ class SectionChunker(BaseChunker):
                 pages=tuple(sorted({n for p in pieces for n in p.pages or (1,)}))
             )
         else:
-            provenance = TextProvenance(start=pieces[0].start, end=pieces[-1].end)
+            provenance = TextProvenance.at(pieces[0].start, pieces[-1].end)
         kinds = {p.kind for p in pieces}
+        if len(kinds) > 1:
+            kinds.discard("heading")  # headings leading a table or code do not make it text
         metadata: dict[str, Any] = {"token_count": tokens, "exact_slice": exact}
         if draft.header:
             metadata["repeated_header"] = draft.header
-        return Chunk(
+        if draft.rendered is not None:
+            metadata["rendering"] = "columns"
+        if pieces[0].fence_open:
+            metadata["fence_open"] = pieces[0].fence_open
+        if pieces[-1].fence_close:
+            metadata["fence_close"] = pieces[-1].fence_close
+        # Every field is ours and well-typed: no validation (a chunk's largest cost at
+        # character budgets).
+        return Chunk.made(
             document_id=document.id,
             text=text,
             provenance=provenance,
-            heading_path=list(_common_prefix([p.path for p in pieces])),
+            heading_path=list(common_prefix([p.path for p in pieces])),
             content_kind=kinds.pop() if len(kinds) == 1 else "text",
             metadata=metadata,
+            created_at=now or datetime.now(UTC),
         )
-
-
-def _check_positions(document: Document) -> bool:
-    """Return True for a paged document; raise when text and page units are mixed."""
-    offsets = {unit.has_offsets for section in document.sections for unit in section.units}
-    without = False in offsets
-    if without and True in offsets:
-        raise ChunkingError(
-            f"{document.source_uri}: the document mixes units with text offsets and units with "
-            "pages only; a parser must give one kind of position for all units"
-        )
-    return without
-
-
-def _separator(text: str, left: _Piece, right: _Piece) -> str:
-    """The text that joins two pieces: the document's own whitespace between them, else a blank
-    line (page pieces, or text a parser left out between them).
-
-    The stand-in is :data:`_BLANK_LINE` itself, never a copy: ``separator is _BLANK_LINE``
-    tells the packer the join is not the document's own (a gap of two newlines sliced from the
-    text is another object).
-    """
-    if left.end is None or right.start is None or right.start < left.end:
-        return _BLANK_LINE
-    gap = text[left.end : right.start]
-    return gap if not gap or gap.isspace() else _BLANK_LINE
-
-
-def _common_prefix(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
-    first = paths[0]
-    length = len(first)
-    for path in paths[1:]:
-        if path is first:  # pieces of one section share its path
-            continue
-        length = min(length, len(path))
-        for i in range(length):
-            if path[i] != first[i]:
-                length = i
-                break
-    return first[:length]

@@ -97,3 +97,97 @@ def table_documents(draw: st.DrawFn) -> Document:
 
 
 documents = st.one_of(text_documents(), chat_documents(), table_documents())
+
+
+def build_document(
+    blocks: list[tuple[tuple[str, ...], str, str]],
+    *,
+    header_rows: int = 2,
+    source_uri: str | None = None,
+    kind: str = "markdown",
+) -> Document:
+    """A document of blocks ``(heading path, unit kind, text)`` joined by blank lines; a table
+    block's rows are its lines, the first ``header_rows`` its header (by default a pipe header
+    and its delimiter row)."""
+    text = "\n\n".join(block for _, _, block in blocks)
+    sections: list[Section] = []
+    offset = 0
+    for path, unit_kind, block in blocks:
+        rows: tuple[Span, ...] = ()
+        if unit_kind == "table":
+            position, spans = 0, []
+            for line in block.split("\n"):
+                spans.append(Span(start=position, end=position + len(line)))
+                position += len(line) + 1
+            rows = tuple(spans)
+        unit = Unit(
+            text=block,
+            content_kind=unit_kind,
+            start=offset,
+            end=offset + len(block),
+            rows=rows,
+            header_rows=min(header_rows, len(rows)),
+        )
+        if sections and sections[-1].heading_path == path:
+            sections[-1] = Section(heading_path=path, units=(*sections[-1].units, unit))
+        else:
+            sections.append(Section(heading_path=path, units=(unit,)))
+        offset += len(block) + 2
+    uri = source_uri or f"mem://structured/{abs(hash(text))}"
+    return Document.create(source_uri=uri, text=text, sections=sections, kind=kind)
+
+
+CELL = st.text(alphabet="abcdefghij 0123456789", min_size=1, max_size=30).map(lambda s: s.strip() or "x")
+
+
+@st.composite
+def pipe_tables(draw: st.DrawFn) -> str:
+    columns = draw(st.integers(min_value=1, max_value=12))
+    names = [
+        f"col{i}_" + draw(st.sampled_from(["name", "value", "a_rather_long_column_name"]))
+        for i in range(columns)
+    ]
+    rows = ["| " + " | ".join(names) + " |", "|" + "---|" * columns]
+    for _ in range(draw(st.integers(min_value=1, max_value=30))):
+        rows.append("| " + " | ".join(draw(CELL) for _ in range(columns)) + " |")
+    return "\n".join(rows)
+
+
+@st.composite
+def code_blocks(draw: st.DrawFn) -> str:
+    language = draw(st.sampled_from(["python", "js", ""]))
+    lines = draw(
+        st.lists(
+            st.text(alphabet="abcdefxyz =()+.:0123456789", min_size=0, max_size=60), min_size=1, max_size=40
+        )
+    )
+    fence = draw(st.sampled_from(["```", "~~~"]))
+    return f"{fence}{language}\n" + "\n".join(line.rstrip() or "pass" for line in lines) + f"\n{fence}"
+
+
+BLOCK = st.one_of(
+    PARAGRAPH.map(lambda p: ("text", p)),
+    pipe_tables().map(lambda t: ("table", t)),
+    code_blocks().map(lambda c: ("code", c)),
+    st.lists(SENTENCE, min_size=1, max_size=12).map(
+        lambda items: ("list", "\n".join(f"- {i}" for i in items))
+    ),
+)
+
+
+@st.composite
+def structured_documents(draw: st.DrawFn) -> Document:
+    """Headed sections (headings nested up to three deep) of paragraphs, pipe tables, fenced
+    code and lists; some sections hold only their heading."""
+    blocks: list[tuple[tuple[str, ...], str, str]] = []
+    path: tuple[str, ...] = ()
+    if draw(st.booleans()):
+        blocks.append(((), "text", draw(PARAGRAPH)))
+    for number in range(draw(st.integers(min_value=1, max_value=6))):
+        depth = draw(st.integers(min_value=1, max_value=min(3, len(path) + 1)))
+        title = f"Part {number} " + draw(st.sampled_from(["of the orchard", "data", "日本語の見出し", "x"]))
+        path = (*path[: depth - 1], title)
+        blocks.append((path, "heading", "#" * depth + " " + title))
+        for kind, block in draw(st.lists(BLOCK, min_size=0, max_size=3)):
+            blocks.append((path, kind, block))
+    return build_document(blocks)

@@ -73,3 +73,40 @@ def test_node_record_needs_an_id_and_is_json_safe() -> None:
     import json
 
     json.dumps(record.model_dump())
+
+
+def test_unvalidated_constructors_equal_validated_ones() -> None:
+    """Chunk.made and TextProvenance.at (the chunkers' fast paths) make what validation makes."""
+    from datetime import UTC, datetime
+    from uuid import uuid4
+
+    from chunking import Chunk, TextProvenance
+
+    now, document_id = datetime.now(UTC), uuid4()
+    span = TextProvenance.at(3, 9)
+    assert span == TextProvenance(start=3, end=9) and hash(span) == hash(TextProvenance(start=3, end=9))
+    fields = {
+        "document_id": document_id,
+        "text": "a text",
+        "provenance": span,
+        "heading_path": ["A"],
+        "content_kind": "code",
+        "metadata": {"token_count": 2},
+        "created_at": now,
+    }
+    fast, slow = Chunk.made(**fields), Chunk(**fields)
+    assert fast == slow
+    assert fast.model_dump() == slow.model_dump()
+    copied = fast.model_copy(update={"index": 4})
+    assert copied.index == 4 and fast.index == 0
+
+
+def test_uuid5_of_equals_uuid5() -> None:
+    from uuid import uuid5
+
+    from chunking.ids import CHUNK_NAMESPACE, uuid5_of
+
+    for name in ["", "a", "x\x1f1\x1f2", "日本語", "level\x1f1"]:
+        made = uuid5_of(CHUNK_NAMESPACE.bytes, name)
+        assert made == uuid5(CHUNK_NAMESPACE, name)
+        assert str(made) == str(uuid5(CHUNK_NAMESPACE, name)) and made.version == 5

@@ -13,40 +13,16 @@ from chunking import (
     RecursiveChunker,
     Section,
     SectionChunker,
-    Span,
     TextProvenance,
     Unit,
 )
-from tests.chunking.strategies import texts
+from tests.chunking.strategies import build_document, texts
 
 
-def layout(blocks: list[tuple[tuple[str, ...], str, str]], **extra: object) -> Document:
-    """Build a document whose units are joined by blank lines: (heading path, kind, text)."""
-    text = "\n\n".join(block for _, _, block in blocks)
-    sections: list[Section] = []
-    offset = 0
-    for path, kind, block in blocks:
-        rows: tuple[Span, ...] = ()
-        if kind == "table":
-            position, spans = 0, []
-            for line in block.split("\n"):
-                spans.append(Span(start=position, end=position + len(line)))
-                position += len(line) + 1
-            rows = tuple(spans)
-        unit = Unit(
-            text=block,
-            content_kind=kind,
-            start=offset,
-            end=offset + len(block),
-            rows=rows,
-            header_rows=1 if rows else 0,
-        )
-        if sections and sections[-1].heading_path == path:
-            sections[-1] = Section(heading_path=path, units=(*sections[-1].units, unit))
-        else:
-            sections.append(Section(heading_path=path, units=(unit,)))
-        offset += len(block) + 2
-    return Document.create(source_uri="mem://layout", text=text, sections=sections, kind="markdown", **extra)
+def layout(blocks: list[tuple[tuple[str, ...], str, str]]) -> Document:
+    """Build a document whose units are joined by blank lines: (heading path, kind, text); a
+    table's first line is its header."""
+    return build_document(blocks, header_rows=1, source_uri="mem://layout")
 
 
 def test_section_packs_units_until_next_would_pass_size() -> None:
@@ -80,9 +56,13 @@ def test_section_small_chunk_carries_over_into_next_section() -> None:
     carried = SectionChunker(size=100, min_size=25, tokenizer="character").chunk(doc)
     assert len(carried) == 1 and carried[0].text.startswith("# A\n\n## B")
     assert carried[0].heading_path == ["A"]  # the headings that contain the whole chunk
-    separate = SectionChunker(size=100, min_size=0, tokenizer="character").chunk(doc)
-    assert [c.heading_path for c in separate] == [["A"], ["A", "B"]]
-    assert separate[0].content_kind == "heading"
+    # Issue 17: a section that ends on a heading carries it on whatever min_size says (a
+    # heading travels with what follows it); one that ends on text still closes at min_size 0.
+    headed = SectionChunker(size=100, min_size=0, tokenizer="character").chunk(doc)
+    assert [c.text for c in headed] == [carried[0].text]
+    texts = layout([(("A",), "text", "alpha " * 3), (("B",), "text", "beta " * 3)])
+    separate = SectionChunker(size=100, min_size=0, tokenizer="character").chunk(texts)
+    assert [c.heading_path for c in separate] == [["A"], ["B"]]
 
 
 def test_section_default_min_size_is_a_quarter_of_size() -> None:

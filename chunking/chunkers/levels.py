@@ -1,0 +1,46 @@
+"""Where a text over its budget may be cut, in order of preference, as data.
+
+Each level is a pattern whose matches end at a cut point (the delimiter stays with the text
+before it). A text is cut at the first level that cuts it at all; a part still over the budget
+is cut at the next level. Prose prefers paragraphs, then sentences, then line ends, then clauses,
+then words: a hard-wrapped paragraph ends its pieces at sentence ends, not at the line ends the
+wrapping put anywhere. CJK stops (``。！？``, and ``；：、，`` as clause marks) are cut points
+that need no space after them, so Chinese and Japanese text is cut at its own punctuation before
+it is cut between single characters. Code keeps to its own lines: blank lines, lines, words.
+A part no level cuts is cut between characters (``RecursiveChunker._cut_exactly``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["CODE_LEVELS", "PROSE_LEVELS", "Level", "levels_for"]
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One kind of cut point: a name (for reading) and a pattern whose match ends mark cuts."""
+
+    name: str
+    pattern: re.Pattern[str]
+
+
+_PARAGRAPH = Level("paragraph", re.compile(r"\r?\n(?:[ \t\f\v]*\r?\n)+"))
+_SENTENCE = Level(
+    "sentence",
+    # A stop after a word (not a dot leader ". . .") and before whitespace, closing quotes and
+    # brackets going with it; or a CJK stop anywhere.
+    re.compile(r"(?:(?<=[^\W_]|[)\]\"'”’])[.!?…]+[\"'”’»)\]]*(?=\s))|(?:[。！？]+[」』”’）】]*)"),
+)
+_LINE = Level("line", re.compile(r"\n"))
+_CLAUSE = Level("clause", re.compile(r"(?:[,;:](?=\s))|(?:\s[-–—]+(?=\s))|(?:[；：、，]+)"))
+_WORD = Level("word", re.compile(r"\s+"))
+
+PROSE_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _SENTENCE, _LINE, _CLAUSE, _WORD)
+CODE_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _LINE, _WORD)
+
+
+def levels_for(content_kind: str) -> tuple[Level, ...]:
+    """The levels for a unit's content kind: code keeps to lines, everything else is prose."""
+    return CODE_LEVELS if content_kind == "code" else PROSE_LEVELS

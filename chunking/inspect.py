@@ -1,0 +1,128 @@
+"""Look at the chunks a plan makes of one file: ``python -m chunking.inspect FILE``.
+
+Prints each level (parents, then children) one chunk a line: index, token count, content kind,
+section label and the start of the text (``--full`` prints the whole contextual text), then a
+histogram of the level's sizes against its budget. The chunkers come from a plans file
+(``--plans``, default ``plans.yaml``; ``--plan`` names the plan) through
+:mod:`chunking.plans`, so this never needs the pipeline. :func:`main` is the entry point a CLI
+can wire as a subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from chunking.chunk import Chunk
+from chunking.chunkers.base import BaseChunker
+from chunking.errors import IngestError
+from chunking.parsers import parse_file
+from chunking.plans import leveler_for, plan_routes
+
+__all__ = ["budget_of", "histogram", "main", "render_chunk"]
+
+_BARS = 40
+
+
+def budget_of(chunker: BaseChunker) -> int | None:
+    """The size budget of a chunker (``size`` or ``chunk_size``), None when it has neither."""
+    return getattr(chunker, "size", None) or getattr(chunker, "chunk_size", None)
+
+
+def render_chunk(chunk: Chunk, width: int = 100, *, full: bool = False) -> str:
+    """One chunk as a line: index, tokens, kind, label, speakers or header flag, text start."""
+    facts = [
+        f"#{chunk.index:<4}",
+        f"{chunk.metadata.get('token_count', '?'):>5} tok",
+        f"{chunk.content_kind:<9}",
+    ]
+    meta = chunk.metadata
+    if "speakers" in meta:
+        facts.append(f"turns {meta.get('turn_start')}-{meta.get('turn_end')} {','.join(meta['speakers'])}")
+    if meta.get("repeated_header"):
+        facts.append("+header")
+    if meta.get("rendering") == "columns":
+        facts.append("as cells")
+    if meta.get("fence_open") or meta.get("fence_close"):
+        facts.append("refenced")
+    if meta.get("exact_slice") is False:
+        facts.append("(not a slice)")
+    label = chunk.section_label()
+    if label:
+        facts.append(f"[{label if len(label) <= 40 else label[:37] + '...'}]")
+    head = "  ".join(facts)
+    if full:
+        body = "\n".join("    " + line for line in chunk.contextual_text.splitlines())
+        return f"{head}\n{body}"
+    flat = " ".join(chunk.text.split())
+    room = max(width - len(head) - 3, 20)
+    return f"{head} | {flat if len(flat) <= room else flat[: room - 3] + '...'}"
+
+
+def histogram(counts: Sequence[int], budget: int | None, buckets: int = 8) -> list[str]:
+    """Lines of a text histogram of token counts in ``buckets`` equal ranges up to the budget."""
+    if not counts:
+        return ["  (no chunks)"]
+    top = max(budget or 0, max(counts))
+    step = max(1, -(-(top + 1) // buckets))  # buckets cover 0..top, the budget included
+    tallies = [0] * buckets
+    for count in counts:
+        tallies[min(count // step, buckets - 1)] += 1
+    widest = max(tallies)
+    lines = []
+    for index, tally in enumerate(tallies):
+        low, high = index * step, min((index + 1) * step - 1, top)
+        bar = "#" * (round(tally / widest * _BARS) if widest else 0)
+        lines.append(f"  {low:>6}-{high:<6} {tally:>6}  {bar}")
+    mean = sum(counts) / len(counts)
+    lines.append(
+        f"  {len(counts)} chunks, mean {mean:.0f}, min {min(counts)}, max {max(counts)}, budget {budget}"
+    )
+    return lines
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Parse a file, chunk it with a plan's route for its kind, print the chunks; return 0 or 1."""
+    out = out or sys.stdout
+    parser = argparse.ArgumentParser(prog="python -m chunking.inspect", description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", type=Path, help="the document to chunk")
+    parser.add_argument(
+        "--plans", type=Path, default=Path("plans.yaml"), help="plans file (default plans.yaml)"
+    )
+    parser.add_argument("--plan", help="plan name (default: 'default', or the file's only plan)")
+    parser.add_argument("--kind", help="document kind, when guessing from the file is not wanted")
+    parser.add_argument("--level", choices=("parents", "children", "both"), default="both")
+    parser.add_argument("--full", action="store_true", help="print each chunk's whole contextual text")
+    parser.add_argument("--width", type=int, default=110, help="line width of the one-line form")
+    args = parser.parse_args(argv)
+    try:
+        document = parse_file(args.file, kind=args.kind)
+        leveler = leveler_for(plan_routes(args.plans, args.plan), document.kind)
+    except (IngestError, OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    if leveler is None:
+        print(f"error: the plan routes no {document.kind!r} documents and has no '*' route", file=sys.stderr)
+        return 1
+    parents = leveler.chunk_parents(document)
+    children = leveler.chunk_children(document, parents)
+    print(f"{args.file} ({document.kind}, {len(document.text)} characters)", file=out)
+    levels = [("parents", leveler.parent, parents), ("children", leveler.child, children)]
+    for name, chunker, chunks in levels:
+        if args.level not in (name, "both"):
+            continue
+        settings = {k: v for k, v in chunker.settings().items() if k not in ("versions", "tokenizer")}
+        print(f"\n== {name}: {len(chunks)} chunks, {settings}, tokenizer {chunker.tokenizer}", file=out)
+        for chunk in chunks:
+            print(render_chunk(chunk, args.width, full=args.full), file=out)
+        print(f"\n{name} sizes (tokens):", file=out)
+        for line in histogram([c.metadata.get("token_count", 0) for c in chunks], budget_of(chunker)):
+            print(line, file=out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

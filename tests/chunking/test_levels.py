@@ -1,0 +1,99 @@
+"""Cut preferences of a unit over its budget: paragraph, sentence, line, clause, word; CJK stops."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chunking import Document, RecursiveChunker, SectionChunker
+from chunking.chunkers.levels import CODE_LEVELS
+
+WRAPPED = (
+    "The orchard was planted in spring by the volunteers of the\n"
+    "village. Every tree was tagged and its rootstock written\n"
+    "down in the ledger. The plums came first, then the apples\n"
+    "and the pears, and last the quinces by the wall."
+)
+
+
+def test_hard_wrapped_paragraph_is_cut_at_sentence_ends_not_line_ends() -> None:
+    splitter = RecursiveChunker(chunk_size=120, tokenizer="character")
+    pieces = splitter.split_packed(WRAPPED)
+    assert len(pieces) >= 2
+    assert all(p.text.endswith(".") for p in pieces), [p.text[-20:] for p in pieces]
+
+
+def test_section_children_of_wrapped_prose_start_sentences() -> None:
+    document = Document.from_text(WRAPPED, source_uri="mem://wrapped")
+    chunks = SectionChunker(size=120, tokenizer="character").chunk(document)
+    assert len(chunks) >= 2
+    assert all(c.text[0].isupper() for c in chunks)
+
+
+def test_a_sentence_over_budget_is_cut_at_line_ends_before_words() -> None:
+    long_sentence = "alpha beta gamma delta\nepsilon zeta eta theta\niota kappa lambda mu."
+    pieces = RecursiveChunker(chunk_size=30, tokenizer="character").split_packed(long_sentence)
+    assert [p.text for p in pieces] == [
+        "alpha beta gamma delta",
+        "epsilon zeta eta theta",
+        "iota kappa lambda mu.",
+    ]
+
+
+JAPANESE = (
+    "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ、何でも薄暗いじめじめした所で"
+    "ニャーニャー泣いていた事だけは記憶している。吾輩はここで始めて人間というものを見た。"
+)
+
+
+def test_japanese_paragraph_is_cut_at_its_stops_not_mid_word() -> None:
+    pieces = RecursiveChunker(chunk_size=40, tokenizer="character").split_packed(JAPANESE)
+    assert len(pieces) >= 2
+    assert "".join(p.text for p in pieces) == JAPANESE
+    assert all(p.text[-1] in "。、" for p in pieces), [p.text for p in pieces]
+
+
+def test_cjk_clause_marks_come_before_single_characters() -> None:
+    text = "第一の項目、第二の項目、第三の項目、第四の項目、第五の項目"
+    pieces = RecursiveChunker(chunk_size=14, tokenizer="character").split_packed(text)
+    assert all(p.text.endswith("、") for p in pieces[:-1]), [p.text for p in pieces]
+
+
+def test_code_is_cut_at_lines_not_sentences() -> None:
+    code = "x = a. b\ny = c. d\nz = e. f\nw = g. h"
+    pieces = RecursiveChunker(chunk_size=18, tokenizer="character").split_packed(code, levels=CODE_LEVELS)
+    assert [p.text for p in pieces] == ["x = a. b\ny = c. d", "z = e. f\nw = g. h"]
+
+
+SENTENCES = st.lists(
+    st.text(alphabet="abcdefghij ", min_size=3, max_size=30).map(lambda s: s.strip() or "x"),
+    min_size=2,
+    max_size=25,
+).map(lambda words: [w.capitalize() + "." for w in words])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sentences=SENTENCES,
+    width=st.integers(min_value=8, max_value=40),
+    budget=st.integers(min_value=40, max_value=120),
+)
+def test_wrapped_prose_pieces_end_at_sentence_ends_when_sentences_fit(
+    sentences: list[str], width: int, budget: int
+) -> None:
+    """Hard-wrap sentences at ``width``: every piece still ends a sentence (each sentence fits)."""
+    words = " ".join(sentences).split(" ")
+    lines, line = [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    text = "\n".join(lines)
+    pieces = RecursiveChunker(chunk_size=budget, tokenizer="character").split_packed(text)
+    for piece in pieces:
+        assert text[piece.start : piece.end] == piece.text
+        assert len(piece.text) <= budget
+        assert piece.text.endswith("."), piece.text

@@ -1,0 +1,142 @@
+"""Properties of chunks a retrieval engineer would keep (issue 17), on random structured documents."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from chunking import (
+    Chunk,
+    Document,
+    ParentChildChunker,
+    RecursiveChunker,
+    SectionChunker,
+    TextProvenance,
+    TurnWindowChunker,
+)
+from chunking.chunkers.tables import column_names
+from tests.chunking.invariants import check_leveled
+from tests.chunking.strategies import chat_documents, structured_documents
+
+SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+TOKENIZERS = ["character", "cl100k_base"]
+
+
+def leveler(tokenizer: str) -> ParentChildChunker:
+    small = 120 if tokenizer == "character" else 32
+    return ParentChildChunker(
+        parent=SectionChunker(size=small * 4, tokenizer=tokenizer),
+        child=SectionChunker(size=small, tokenizer=tokenizer),
+    )
+
+
+def table_of(document: Document, chunk: Chunk):
+    if not isinstance(chunk.provenance, TextProvenance):
+        return None
+    for section in document.sections:
+        for unit in section.units:
+            if unit.content_kind == "table" and unit.start <= chunk.provenance.end - 1 < unit.end:
+                return unit
+    return None
+
+
+def carries_names(chunk: Chunk, table) -> bool:
+    header = table.text[table.rows[0].start : table.rows[table.header_rows - 1].end]
+    if header in chunk.text:
+        return True
+    names = column_names(header, "|")
+
+    def named(line: str) -> bool:
+        name = line.split(": ", 1)[0]
+        # A long name is shortened with an ellipsis to leave room for the values.
+        return name in names or (name.endswith("…") and any(n.startswith(name[:-1]) for n in names))
+
+    lines = [line for line in chunk.text.split("\n") if not line.startswith("#") and line.strip()]
+    return bool(lines) and all(named(line) for line in lines)
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@SETTINGS
+@given(document=structured_documents())
+def test_table_children_carry_their_tables_column_names(tokenizer: str, document: Document) -> None:
+    chunks = leveler(tokenizer).chunk(document)
+    check_leveled(leveler(tokenizer), document, chunks)
+    for chunk in chunks:
+        if chunk.content_kind != "table_row":
+            continue
+        table = table_of(document, chunk)
+        assert table is not None
+        assert carries_names(chunk, table), (chunk.level, chunk.text[:200])
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@SETTINGS
+@given(document=structured_documents())
+def test_no_chunk_is_only_a_heading_unless_nothing_follows(tokenizer: str, document: Document) -> None:
+    """A heading-only chunk is allowed only where no other unit follows it (the document is
+    only headings, or ends with them), or where the next unit is a heading too (a run of
+    headings over the budget: the last of them go on with what follows)."""
+    chunks = leveler(tokenizer).chunk(document)
+    units = [u for s in document.sections for u in s.units]
+    for chunk in chunks:
+        if chunk.content_kind != "heading":
+            continue
+        after = [u for u in units if u.start >= chunk.provenance.end]
+        if after and after[0].content_kind == "heading":
+            continue
+        assert all(u.content_kind == "heading" for u in after), (chunk.level, chunk.text, after[:1])
+
+
+def chat_leveler(tokenizer: str) -> ParentChildChunker:
+    small = 60 if tokenizer == "character" else 16
+    return ParentChildChunker(
+        parent=TurnWindowChunker(chunk_size=small * 4, tokenizer=tokenizer),
+        child=RecursiveChunker(chunk_size=small, tokenizer=tokenizer),
+    )
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@SETTINGS
+@given(document=chat_documents())
+def test_chat_children_start_on_a_turn_or_inside_a_turn_over_budget(
+    tokenizer: str, document: Document
+) -> None:
+    leveled = chat_leveler(tokenizer)
+    chunks = leveled.chunk(document)
+    check_leveled(leveled, document, chunks)
+    turns = document.turns or ()
+    budget = leveled.child.chunk_size
+    for child in (c for c in chunks if c.level == 0):
+        start = child.provenance.start
+        first, last = child.metadata["turn_start"], child.metadata["turn_end"]
+        assert child.metadata["speakers"] == list(dict.fromkeys(t.speaker for t in turns[first : last + 1]))
+        if any(start == t.start for t in turns) or start == 0:
+            continue
+        # Inside a turn: the one turn over the child budget it is a piece of.
+        assert first == last, child.metadata
+        turn = turns[first]
+        assert turn.start < start < turn.end
+        assert leveled.child.count_tokens(document.text[turn.start : turn.end]) > budget
+        assert child.contextual_text.startswith(f"{turn.speaker}: ")
+
+
+FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@SETTINGS
+@given(document=structured_documents())
+def test_a_split_code_blocks_contextual_text_is_fenced(tokenizer: str, document: Document) -> None:
+    chunks = leveler(tokenizer).chunk(document)
+    for chunk in chunks:
+        assert len(FENCE_LINE.findall(chunk.contextual_text)) % 2 == 0, chunk.contextual_text
+        if chunk.metadata.get("fence_open") or chunk.metadata.get("fence_close"):
+            assert chunk.content_kind == "code"
+            assert document.text[chunk.provenance.start : chunk.provenance.end] == chunk.text
+            body = chunk.contextual_text.split("\n\n", 1)[-1] if chunk.heading_path else chunk.contextual_text
+            opening = chunk.metadata.get("fence_open")
+            assert not opening or body.startswith(opening + "\n")
