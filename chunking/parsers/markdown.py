@@ -25,7 +25,7 @@ from chunking.parsers.limits import ParseLimits
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"  # 3: an HTML block opening with a heading: only the heading element is the heading
 LIBRARY = f"markdown-it-py {version('markdown-it-py')}"
 
 # Block kinds by the opening token of a top-level block; anything else is plain text.
@@ -97,13 +97,14 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
-def _html_heading(content: str) -> tuple[int, str] | None:
-    """The level and plain text of an HTML block that opens with a heading element, if any."""
+def _html_heading(content: str) -> tuple[int, str, int] | None:
+    """The level and plain text of an HTML block that opens with a heading element, if any, and
+    how many of the block's lines the heading element takes (the rest of the block is text)."""
     match = _HTML_HEADING.match(content)
     if match is None:
         return None
     text = _clean(html.unescape(_TAG.sub(" ", match.group(2))))
-    return (int(match.group(1)), text) if text else None
+    return (int(match.group(1)), text, content.count("\n", 0, match.end()) + 1) if text else None
 
 
 def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
@@ -141,11 +142,13 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             continue
         kind = _KIND_BY_TOKEN.get(token.type, "text")
         heading = None
+        heading_lines = last - first
         if kind == "heading":
             heading = int(token.tag[1]), _heading_text(tokens[index + 1], env)
-        elif token.type == "html_block":
-            heading = _html_heading(token.content)
-            kind = "heading" if heading else kind
+        elif token.type == "html_block" and (found := _html_heading(token.content)):
+            # Only the heading element is the heading; what follows it in the block is text.
+            *heading, heading_lines = found
+            kind = "heading"
         if heading is not None:
             level, text = heading
             while stack and stack[-1][0] >= level:
@@ -153,7 +156,9 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             stack.append((level, text))
             builder.start_section(tuple(t for _, t in stack))
             title = title or (text if level == 1 else "")
-        _add_block(builder, lines[first:last], kind)
+        _add_block(builder, lines[first : first + heading_lines], kind)
+        if first + heading_lines < last:
+            _add_block(builder, lines[first + heading_lines : last], "text")
     if covered < len(lines):
         _add_block(builder, lines[covered:], "text")
 

@@ -127,6 +127,23 @@ def test_markdown_raw_html_headings_open_sections() -> None:
     ]
 
 
+def test_an_html_block_is_a_heading_only_as_far_as_its_heading_element() -> None:
+    """The rest of an HTML block that opens with a heading (a sponsors table) is text, so no
+    chunk of it is taken for a heading."""
+    source = (
+        b"# Axios\n\nIntro.\n\n"
+        b'<h3 align="center">Platinum sponsors</h3>\n<table align="center">\n<tr><td>'
+        b'<a href="https://x.test">Sponsor A</a></td></tr>\n</table>\n'
+    )
+    document = parse_bytes(source, kind="markdown", source_uri="mem://readme.md")
+    sponsors = document.sections[-1]
+    assert sponsors.heading_path == ("Axios", "Platinum sponsors")
+    assert [u.content_kind for u in sponsors.units] == ["heading", "text"]
+    assert sponsors.units[0].text == '<h3 align="center">Platinum sponsors</h3>'
+    assert "Sponsor A" in sponsors.units[1].text
+    assert_blank_line_layout(document)
+
+
 def test_markdown_heading_badges_and_reference_links_are_cleaned() -> None:
     source = (
         b"# Multer [![NPM Version][npm-version-image]][npm-url] [![Build][ci-image]][ci-url]\n\n"
