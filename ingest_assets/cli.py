@@ -1,5 +1,6 @@
 """The ``ingest`` command: ``ingest run`` materializes the asset graph through Dagster;
-``ingest plans`` lists plan keys with their settings.
+``ingest plans`` lists plan keys with their settings; ``ingest inspect FILE [--plan NAME]``
+prints a file's chunks per level (``chunking.inspect``).
 
 ``ingest run`` executes the same jobs the UI launches, in this process: one partition-range
 run of ``documents_job`` over all shards, then one of ``chunks_job`` per plan key over all of
@@ -161,6 +162,11 @@ def _plan_rows(plans: list[Plan]) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ingest`` console script; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["inspect"]:  # the library's own command: ``python -m chunking.inspect``
+        from chunking.inspect import main as inspect
+
+        return inspect(argv[1:])
     parser = argparse.ArgumentParser(prog="ingest", description="Fingerprint-versioned document ingestion.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="ingest the inbox for every plan (through Dagster)")
@@ -174,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
         ("--max-rows", "INGEST_MAX_ROWS", "CSV rows or chat turns per file (default 1,000,000)"),
     ):
         run.add_argument(flag, type=int, metavar="N", help=f"largest {what}; sets ${variable}")
+    commands.add_parser(
+        "inspect", help="print a file's parent and child chunks under a plan (FILE --plan NAME)"
+    )
     plans = commands.add_parser("plans", help="list plan keys with their settings")
     plans.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
     plans.add_argument("--json", action="store_true", help="print JSON")

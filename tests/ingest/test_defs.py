@@ -106,3 +106,19 @@ def test_ingest_cli_runs_on_a_persistent_instance(
     with DagsterInstance.get() as instance:
         assert instance.get_dynamic_partitions("plan") == summary["plans"]
         assert len(instance.get_run_records()) == 2  # documents_job + one chunks_job per plan
+
+
+def test_ingest_inspect_prints_a_files_chunks(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(
+            [
+                "inspect",
+                str(ROOT / "data" / "sample" / "getting-started.md"),
+                "--plans",
+                str(ROOT / "plans.yaml"),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "getting-started.md (markdown" in out and "tokens" in out
