@@ -31,7 +31,7 @@ from ingest_assets.defs.partitions import (
     shard_partitions,
 )
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.engine import ChunkResult, GraphResult, ParseResult, ScanResult, StepResult
+from ingest_assets.engine import RESULT_OF_STEP
 from ingest_assets.engine.versions import partition_versions
 
 __all__ = ["WRITER_POOL", "child_chunks", "documents", "graph_nodes", "parent_chunks", "sources"]
@@ -39,13 +39,6 @@ __all__ = ["WRITER_POOL", "child_chunks", "documents", "graph_nodes", "parent_ch
 # Writers take a slot of this pool; dagster.yaml limits every pool to one slot.
 WRITER_POOL = "duckdb_writer"
 _COMMON: dict[str, Any] = {"group_name": "ingest", "pool": WRITER_POOL, "kinds": {"duckdb"}}
-_EMPTY: dict[str, type[StepResult]] = {
-    "sources": ScanResult,
-    "documents": ParseResult,
-    "parent_chunks": ChunkResult,
-    "child_chunks": ChunkResult,
-    "graph_nodes": GraphResult,
-}
 
 
 def _partitions(context: AssetExecutionContext) -> dict[str | None, dict[str, Any]]:
@@ -70,7 +63,7 @@ def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) 
         results = engine.run(step, keys, plan_key)
         found = partition_versions(engine.store, step, keys, plan_key)
         for shard, partition_key in keys.items():
-            result = results.get(shard) or _EMPTY[step]()
+            result = results.get(shard) or RESULT_OF_STEP[step]()
             metadata = result_metadata(result)
             metadata["data_version"] = found[shard]
             if plan_key is not None:

@@ -16,7 +16,7 @@ from ingest_assets.defs.metadata import result_from_metadata
 from ingest_assets.defs.partitions import PLAN_DIMENSION
 from ingest_assets.defs.private import free_pool_slots, instance_at
 from ingest_assets.defs.sensors import range_tags
-from ingest_assets.engine import ChunkResult, GraphResult, ParseResult, ScanResult, StepResult, combined
+from ingest_assets.engine import RESULT_OF_STEP, StepResult, combined
 from ingest_assets.settings import Settings
 
 __all__ = ["HOST_TAG", "PID_TAG", "Launcher", "dagster_home"]
@@ -26,13 +26,6 @@ _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # Runs of `ingest run` name their process, so a later `ingest run` can tell a run whose
 # process was killed from one still going (see Launcher._release_orphans).
 PID_TAG, HOST_TAG = "ingest/pid", "ingest/host"
-_RESULTS: dict[str, type[StepResult]] = {
-    "sources": ScanResult,
-    "documents": ParseResult,
-    "parent_chunks": ChunkResult,
-    "child_chunks": ChunkResult,
-    "graph_nodes": GraphResult,
-}
 
 
 def dagster_home() -> Path:
@@ -114,6 +107,6 @@ class Launcher:
             materialization = event.step_materialization_data.materialization
             name = materialization.asset_key.to_user_string()
             found.setdefault(name, []).append(
-                result_from_metadata(_RESULTS[name], dict(materialization.metadata))
+                result_from_metadata(RESULT_OF_STEP[name], dict(materialization.metadata))
             )
-        return {name: combined(results, _RESULTS[name]()) for name, results in found.items()}
+        return {name: combined(results, RESULT_OF_STEP[name]()) for name, results in found.items()}

@@ -76,11 +76,10 @@ def result_from_metadata(kind: type[StepResult], metadata: dict[str, Any]) -> St
     """The numbers (and kinds) of a ``kind`` result from its materialization's metadata."""
     values: dict[str, Any] = {}
     for f in dataclasses.fields(kind):
-        if f.name in metadata:
-            raw = metadata[f.name]
-            value = getattr(raw, "value", getattr(raw, "data", raw))
-            if f.type in ("int", int) or isinstance(value, int | dict):
-                values[f.name] = value
+        raw = metadata.get(f.name)
+        value = getattr(raw, "value", getattr(raw, "data", raw))  # int/float, or JSON data
+        if isinstance(value, int | dict):  # the counts and the kinds; tables are not read back
+            values[f.name] = value
     return kind(**values)
 
 

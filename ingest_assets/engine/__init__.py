@@ -52,6 +52,7 @@ from ingest_assets.store import IngestStore
 __all__ = [
     "CHUNK_STEPS",
     "DOCUMENT_STEPS",
+    "RESULT_OF_STEP",
     "SHARDS",
     "STEPS",
     "ChunkResult",
@@ -77,6 +78,14 @@ __all__ = [
 DOCUMENT_STEPS = ("sources", "documents")
 CHUNK_STEPS = ("parent_chunks", "child_chunks", "graph_nodes")
 STEPS = DOCUMENT_STEPS + CHUNK_STEPS
+# What each step reports, per shard.
+RESULT_OF_STEP: dict[str, type[StepResult]] = {
+    "sources": ScanResult,
+    "documents": ParseResult,
+    "parent_chunks": ChunkResult,
+    "child_chunks": ChunkResult,
+    "graph_nodes": GraphResult,
+}
 
 
 @dataclass
@@ -196,18 +205,6 @@ class IngestEngine:
         with self.store.session():
             results = parse_sources(self.store, self.store.sources(shards).values(), self.limits, shards)
         return ShardResults(ParseResult, results)
-
-    def chunk_parents(self, plan_key: str, shards: Iterable[str] = SHARDS) -> ShardResults[ChunkResult]:
-        """:meth:`run` of ``parent_chunks``."""
-        return self.run("parent_chunks", shards, plan_key)
-
-    def chunk_children(self, plan_key: str, shards: Iterable[str] = SHARDS) -> ShardResults[ChunkResult]:
-        """:meth:`run` of ``child_chunks``."""
-        return self.run("child_chunks", shards, plan_key)
-
-    def build_graph(self, plan_key: str, shards: Iterable[str] = SHARDS) -> ShardResults[GraphResult]:
-        """:meth:`run` of ``graph_nodes``."""
-        return self.run("graph_nodes", shards, plan_key)
 
     def _plan(self, plan_key: str | None) -> Plan:
         try:
