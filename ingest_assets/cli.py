@@ -1,6 +1,7 @@
 """The ``ingest`` command: ``ingest run`` materializes the asset graph through Dagster;
 ``ingest plans`` lists plan keys with their settings; ``ingest inspect FILE [--plan NAME]``
-prints a file's chunks per level (``chunking.inspect``).
+prints a file's chunks per level (``chunking.inspect``); ``ingest search "TEXT"`` the nearest
+child chunks (``ingest_assets.search``).
 
 ``ingest run`` executes the same jobs the UI launches, in this process: one partition-range
 run of ``documents_job`` over all shards, then one of ``chunks_job`` per plan key over all of
@@ -82,6 +83,7 @@ def run_pipeline(
         "graph_sets": {"created": 0, "reused": 0},
         "chunk_failures": 0,
         "chunker_calls": 0,
+        "embeddings": {"sets_embedded": 0, "sets_reused": 0, "texts_embedded": 0, "texts_reused": 0},
         "plans": keys,
     }
     launcher = None
@@ -117,6 +119,8 @@ def run_pipeline(
                 summary["chunker_calls"] += results[asset].chunker_calls
             for field in ("created", "reused"):
                 summary["graph_sets"][field] += getattr(results["graph_nodes"], field)
+            for field in summary["embeddings"]:
+                summary["embeddings"][field] += getattr(results.get("embeddings"), field, 0)
             skipped = _outside(list(SHARDS), low, high)
         for shard in skipped:
             reused = todo.idle[shard].reused[key]
@@ -144,6 +148,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
     )
     for role in ("parent", "child"):
         print(f"{role} chunk sets: {c[role]['created']} created, {c[role]['reused']} reused")
+    e = summary["embeddings"]
+    print(f"embeddings: {e['texts_embedded']} texts embedded, {e['texts_reused']} reused")
     now = summary["current"]
     print(
         f"current view: {now['documents']} documents, {now['chunks']} chunks, "
@@ -167,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
         from chunking.inspect import main as inspect
 
         return inspect(argv[1:])
+    if argv[:1] == ["search"]:
+        from ingest_assets.search import main as search
+
+        return search(argv[1:])
     parser = argparse.ArgumentParser(prog="ingest", description="Fingerprint-versioned document ingestion.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="ingest the inbox for every plan (through Dagster)")
@@ -183,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser(
         "inspect", help="print a file's parent and child chunks under a plan (FILE --plan NAME)"
     )
+    commands.add_parser("search", help='nearest child chunks to a query ("TEXT" [--plan NAME] [-k 10])')
     plans = commands.add_parser("plans", help="list plan keys with their settings")
     plans.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
     plans.add_argument("--json", action="store_true", help="print JSON")

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chunking import ParentChildChunker, chunker_from_settings
 from chunking.ids import settings_hash
+from ingest_assets.embeddings import EmbeddingConfig, EmbeddingPlan, ModelError, model_info
 from ingest_assets.settings import Settings
 
 __all__ = [
@@ -67,6 +68,8 @@ class PlanConfig(BaseModel):
 
     description: str = ""
     routes: dict[str, RouteConfig] = Field(min_length=1)
+    # Absent: the plan has no embedding stage. Not part of the plan's fingerprint.
+    embedding: EmbeddingConfig | None = None
 
 
 class PlansFileConfig(BaseModel):
@@ -105,6 +108,9 @@ class Plan:
     fingerprint: str
     routes: dict[str, Route]
     description: str = ""
+    # The embedding stage (None: the plan embeds nothing); outside the fingerprint, so a model
+    # change re-embeds without re-chunking.
+    embedding: EmbeddingPlan | None = None
 
     @property
     def key(self) -> str:
@@ -189,7 +195,15 @@ def build_plan(name: str, config: PlanConfig) -> Plan:
     fingerprint = settings_hash(
         {kind: {"parent": r.parent_fingerprint, "child": r.child_fingerprint} for kind, r in routes.items()}
     )
-    return Plan(name=name, fingerprint=fingerprint, routes=routes, description=config.description)
+    embedding = None
+    if config.embedding is not None:
+        try:
+            embedding = EmbeddingPlan(model_info(config.embedding.model), config.embedding.text)
+        except ModelError as error:
+            raise PlanError(f"plan {name!r}, embedding: {error}") from error
+    return Plan(
+        name=name, fingerprint=fingerprint, routes=routes, description=config.description, embedding=embedding
+    )
 
 
 def parse_plans(data: Any, source: str = "plans") -> list[Plan]:

@@ -43,7 +43,7 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     described = {"plans": MetadataValue.md(plans_table(store.plans()))}  # the plan settings, in the UI
     chunk_assets = [
         asset.map_asset_specs(lambda spec: spec.replace_attributes(metadata={**spec.metadata, **described}))
-        for asset in (assets.parent_chunks, assets.child_chunks, assets.graph_nodes)
+        for asset in (assets.parent_chunks, assets.child_chunks, assets.graph_nodes, assets.embeddings)
     ]
     return Definitions(
         assets=[assets.sources, assets.documents, *chunk_assets],

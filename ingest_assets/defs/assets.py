@@ -1,4 +1,4 @@
-"""The five assets, each one step of the engine's sequence (``ingest_assets.engine.STEPS``).
+"""The six assets, each one step of the engine's sequence (``ingest_assets.engine.STEPS``).
 
 A run covers one partition (what the automation sensor and the UI's backfills launch) or a
 range of them (``ingest run``); either way each partition gets the metadata of its own shard
@@ -34,7 +34,15 @@ from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import RESULT_OF_STEP
 from ingest_assets.engine.versions import partition_versions
 
-__all__ = ["WRITER_POOL", "child_chunks", "documents", "graph_nodes", "parent_chunks", "sources"]
+__all__ = [
+    "WRITER_POOL",
+    "child_chunks",
+    "documents",
+    "embeddings",
+    "graph_nodes",
+    "parent_chunks",
+    "sources",
+]
 
 # Writers take a slot of this pool; dagster.yaml limits every pool to one slot.
 WRITER_POOL = "duckdb_writer"
@@ -114,3 +122,10 @@ def child_chunks(context: AssetExecutionContext, store: DuckDBStore) -> Material
 def graph_nodes(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Graph node and edge records (document, chunks; HAS_CHUNK, PARENT_OF, NEXT) per plan."""
     return _materialize(context, store, "graph_nodes")
+
+
+@asset(deps=[child_chunks], partitions_def=plan_shard_partitions, **_COMMON)
+def embeddings(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
+    """Vectors of the current children of plans with ``embedding``; only never-embedded texts
+    go to the model (a vector is keyed by text hash and model fingerprint)."""
+    return _materialize(context, store, "embeddings")

@@ -6,7 +6,14 @@ writer pool slot anyway, and a process per step cost seconds of start-up each.
 
 from dagster import AssetSelection, define_asset_job, in_process_executor
 
-from ingest_assets.defs.assets import child_chunks, documents, graph_nodes, parent_chunks, sources
+from ingest_assets.defs.assets import (
+    child_chunks,
+    documents,
+    embeddings,
+    graph_nodes,
+    parent_chunks,
+    sources,
+)
 
 __all__ = ["chunks_job", "documents_job"]
 
@@ -15,6 +22,6 @@ documents_job = define_asset_job(
 )
 chunks_job = define_asset_job(
     "chunks_job",
-    selection=AssetSelection.assets(parent_chunks, child_chunks, graph_nodes),
+    selection=AssetSelection.assets(parent_chunks, child_chunks, graph_nodes, embeddings),
     executor_def=in_process_executor,
 )

@@ -78,7 +78,7 @@ def result_from_metadata(kind: type[StepResult], metadata: dict[str, Any]) -> St
     for f in dataclasses.fields(kind):
         raw = metadata.get(f.name)
         value = getattr(raw, "value", getattr(raw, "data", raw))  # int/float, or JSON data
-        if isinstance(value, int | dict):  # the counts and the kinds; tables are not read back
+        if isinstance(value, int | float | dict):  # counts, seconds, kinds; tables are not read back
             values[f.name] = value
     return kind(**values)
 

@@ -14,6 +14,7 @@ module         job
 ``parse``      the parse step, failures and limits
 ``chunk``      the parent and child steps and their shared reuse logic
 ``graph``      the graph step
+``embed``      the embeddings step (only texts never embedded under the model go to it)
 ``pending``    what a run would have work in (read-only)
 ``results``    typed step results, per shard
 ``tasks``      what worker processes run: parse a file, chunk or graph a document
@@ -29,13 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chunking.parsers import ParseLimits
-from ingest_assets.engine import chunk, graph
+from ingest_assets.engine import chunk, embed, graph
 from ingest_assets.engine.batching import subset
 from ingest_assets.engine.keys import SHARDS, child_set_key, graph_set_key, parent_set_key, shard_of
 from ingest_assets.engine.parse import parse_sources
 from ingest_assets.engine.pending import IdleShard, Pending, pending_work
 from ingest_assets.engine.results import (
     ChunkResult,
+    EmbedResult,
     FailedFile,
     GraphResult,
     ParseResult,
@@ -56,6 +58,7 @@ __all__ = [
     "SHARDS",
     "STEPS",
     "ChunkResult",
+    "EmbedResult",
     "FailedFile",
     "GraphResult",
     "IdleShard",
@@ -76,7 +79,7 @@ __all__ = [
 # The sequence, by the asset each step materializes: the document steps run per shard, the
 # chunk steps per plan and shard, each after the ones before it.
 DOCUMENT_STEPS = ("sources", "documents")
-CHUNK_STEPS = ("parent_chunks", "child_chunks", "graph_nodes")
+CHUNK_STEPS = ("parent_chunks", "child_chunks", "graph_nodes", "embeddings")
 STEPS = DOCUMENT_STEPS + CHUNK_STEPS
 # What each step reports, per shard.
 RESULT_OF_STEP: dict[str, type[StepResult]] = {
@@ -85,6 +88,7 @@ RESULT_OF_STEP: dict[str, type[StepResult]] = {
     "parent_chunks": ChunkResult,
     "child_chunks": ChunkResult,
     "graph_nodes": GraphResult,
+    "embeddings": EmbedResult,
 }
 
 
@@ -105,6 +109,11 @@ class RunReport:
             for step in ("parent_chunks", "child_chunks")
             for results in self.chunks.get(step, {}).values()
         )
+
+    @property
+    def texts_embedded(self) -> int:
+        """Texts the run gave to an embedding model (every plan)."""
+        return sum(results.total.texts_embedded for results in self.chunks.get("embeddings", {}).values())
 
 
 class IngestEngine:
@@ -153,6 +162,8 @@ class IngestEngine:
                 return ShardResults(ChunkResult, chunk.chunk_children(self.store, plan, items, unrouted))
             if step == "graph_nodes":
                 return ShardResults(GraphResult, graph.build_graph(self.store, plan.key, items, unrouted))
+            if step == "embeddings":
+                return ShardResults(EmbedResult, embed.embed_children(self.store, plan, items, unrouted))
         raise KeyError(f"unknown step {step!r}; steps: {', '.join(STEPS)}")
 
     def run_pending(self) -> RunReport:

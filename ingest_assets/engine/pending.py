@@ -1,10 +1,11 @@
 """What a run would have work in, said without writing anything (no Dagster here).
 
 Work means: a source new, changed or deleted, a source to parse, a plan not live in the store
-(or a live one no longer in the plans file), or for a plan a document whose parent, child or
-graph member is missing or stale (contents that failed before under the plan are not work: the
-steps skip them too). A shard with source work is also chunk work for every plan (its
-documents get new versions).
+(or a live one no longer in the plans file), a plan whose recorded embedding stage is not its
+config's, or for a plan a document whose parent, child or graph member is missing or stale, or
+(for a plan that embeds) whose child set has no vectors under the plan's embedding (contents
+that failed before under the plan are not work: the steps skip them too). A shard with source
+work is also chunk work for every plan (its documents get new versions).
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from typing import Any
 
 from chunking.parsers import ParseLimits
 from ingest_assets.engine.batching import subset
+from ingest_assets.engine.embed import plan_row
 from ingest_assets.engine.keys import SHARDS, child_set_key, graph_set_key, parent_set_key
 from ingest_assets.engine.parse import needs_parse
 from ingest_assets.engine.scan import ScanDiff
 from ingest_assets.plans import Plan
 from ingest_assets.store import IngestStore
+from ingest_assets.store.vectors import PlanEmbeddingRow, embedded_set_keys, plan_embeddings
 
 __all__ = ["IdleShard", "Pending", "pending_work"]
 
@@ -88,6 +91,7 @@ def pending_work(
     registrations = store.plan_registrations()
     live = {key for key, (is_live, _) in registrations.items() if is_live}
     current = store.current_documents(subset(shards, SHARDS))
+    recorded = plan_embeddings(store)
     chunks: dict[str, set[str]] = {}
     for plan_key, plan in plans.items():
         missing: dict[str, list[Any]] = {}
@@ -98,6 +102,7 @@ def pending_work(
         for shard in documents:
             missing.setdefault(shard, []).append(("documents", keys[shard]))
         reused = _plan_pending(store, plan, current, missing)
+        _embedding_pending(store, plan, recorded.get(plan_key), reused, missing, min(shards))
         for shard in shards:
             idle[shard].reused[plan_key] = reused.get(shard, {"parent": 0, "child": 0, "graph": 0})
         if missing:
@@ -117,6 +122,29 @@ def _digest(items: list[Any]) -> str:
     """A short digest of some work (JSON of sorted items)."""
     text = json.dumps(sorted(items, key=repr), default=str, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _embedding_pending(
+    store: IngestStore,
+    plan: Plan,
+    recorded: PlanEmbeddingRow | None,
+    counts: dict[str, dict[str, Any]],
+    missing: dict[str, list[Any]],
+    first_shard: str,
+) -> None:
+    """Add to ``missing`` the current child sets of ``plan`` without vectors under its
+    embedding, and a stage to record (``first_shard``: the step records it from any shard)."""
+    wanted = None if plan.embedding is None else plan_row(plan.embedding)
+    if wanted != recorded:
+        missing.setdefault(first_shard, []).append(("embedding stage", plan.key, repr(wanted)))
+    if plan.embedding is None:
+        return
+    children = {shard: count.pop("child_sets", []) for shard, count in counts.items()}
+    done = embedded_set_keys(store, [k for keys in children.values() for k in keys], plan.embedding.key)
+    for shard, keys in children.items():
+        for key in keys:
+            if key not in done:
+                missing.setdefault(shard, []).append(("embed", key, plan.embedding.key))
 
 
 def _plan_pending(
@@ -148,6 +176,7 @@ def _plan_pending(
                 missing.setdefault(doc.shard, []).append(("child", child))
             continue
         count["child"] += 1
+        count.setdefault("child_sets", []).append(child)  # for _embedding_pending, which pops it
         graph = graph_set_key(parent, child)
         if graphs.get(doc.document_id) != (graph, child):
             missing.setdefault(doc.shard, []).append(("graph", graph))

@@ -17,6 +17,7 @@ from ingest_assets.store import PREVIEW_ROWS, SetSummary, SizeStats, summarize
 
 __all__ = [
     "ChunkResult",
+    "EmbedResult",
     "FailedFile",
     "GraphResult",
     "ParseResult",
@@ -106,8 +107,30 @@ class GraphResult:
     failures: list[FailedFile] = field(default_factory=list)
 
 
-StepResult = ScanResult | ParseResult | ChunkResult | GraphResult
-R = TypeVar("R", ScanResult, ParseResult, ChunkResult, GraphResult)
+@dataclass
+class EmbedResult:
+    """The embeddings step over one plan and shard (all zero for a plan without ``embedding``).
+
+    ``documents`` the plan routes, ``waiting`` whose current children are not there yet; of
+    the current child sets, ``sets_reused`` were embedded before under the plan's model and
+    text mode, ``sets_embedded`` are now. Of the distinct texts of the sets done now,
+    ``texts_embedded`` went to the model (in ``embed_calls`` batches, ``embedding_seconds`` of
+    model time) and ``texts_reused`` had a stored vector (another set, plan or run made it).
+    """
+
+    documents: int = 0
+    unrouted: int = 0
+    waiting: int = 0
+    sets_embedded: int = 0
+    sets_reused: int = 0
+    texts_embedded: int = 0
+    texts_reused: int = 0
+    embed_calls: int = 0
+    embedding_seconds: float = 0.0
+
+
+StepResult = ScanResult | ParseResult | ChunkResult | GraphResult | EmbedResult
+R = TypeVar("R", ScanResult, ParseResult, ChunkResult, GraphResult, EmbedResult)
 
 
 def combined(results: Iterable[R], empty: R) -> R:
@@ -121,7 +144,7 @@ def combined(results: Iterable[R], empty: R) -> R:
                 setattr(total, f.name, max(mine, theirs))
             elif isinstance(theirs, bool | str):
                 setattr(total, f.name, theirs)
-            elif isinstance(theirs, int):
+            elif isinstance(theirs, int | float):
                 setattr(total, f.name, mine + theirs)
             elif isinstance(theirs, list):
                 setattr(total, f.name, [*mine, *theirs])

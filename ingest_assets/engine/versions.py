@@ -47,6 +47,17 @@ def partition_versions(
             "ORDER BY document_id)) FROM current_documents WHERE list_contains(?, shard) GROUP BY shard",
             [wanted],
         )
+    elif step == "embeddings":
+        # The child sets embedded under the plan's recorded stage: a model change moves it.
+        rows = store.query(
+            "SELECT d.shard, sha256(string_agg(m.document_id::VARCHAR || ':' || m.set_key || ':' || "
+            "p.embedding, ',' ORDER BY m.document_id)) FROM current_members m "
+            "JOIN current_documents d ON d.document_id = m.document_id AND d.version_id = m.version_id "
+            "JOIN plan_embeddings p ON p.plan_key = m.plan_key "
+            "JOIN embedded_sets e ON e.set_key = m.set_key AND e.embedding = p.embedding "
+            "WHERE m.plan_key = ? AND m.role = 'child' AND list_contains(?, d.shard) GROUP BY d.shard",
+            [plan_key, wanted],
+        )
     else:
         rows = store.query(
             "SELECT d.shard, sha256(string_agg(m.document_id::VARCHAR || ':' || m.set_key, ',' "

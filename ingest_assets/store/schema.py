@@ -17,9 +17,13 @@ from ingest_assets.store.rows import PREVIEW_ROWS, utc_now
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "schema_sql"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
 MIGRATIONS: dict[int, str] = {
+    # 6: embeddings: vectors keyed by text hash and model, each child set's text hashes, the
+    # sets fully embedded, each plan's embedding stage, and the chunk_vectors view.
+    5: "{table:vectors} {table:chunk_texts} {table:embedded_sets} {table:plan_embeddings} "
+    "{view:chunk_vectors}",
     # 5: chunk sets keep a preview of their first chunks, so a step's metadata reads no chunk.
     4: "ALTER TABLE chunk_sets ADD COLUMN preview JSON; "
     "UPDATE chunk_sets SET preview = p.preview "

@@ -1,4 +1,4 @@
--- Store schema, version 5. Tables are internal; the views at the bottom are the read-side
+-- Store schema, version 6. Tables are internal; the views at the bottom are the read-side
 -- contract users query directly. Nothing here is ever updated in place except sources,
 -- plans and plan_members, whose rows are small pointers; chunk rows are written once per
 -- chunk set and never rewritten.
@@ -150,6 +150,46 @@ CREATE TABLE verified_sets (
     verified_at TIMESTAMP NOT NULL
 );
 
+-- Embeddings. A vector is keyed by the SHA-256 of the text embedded and the model's
+-- fingerprint (name, weights, dimension, package versions), so a text embedded once under a
+-- model is never embedded again, whatever plan, document or run asks. FLOAT[] (a list) holds
+-- any model's dimension and is a DuckLake type (fixed-size arrays are not); searches cast it
+-- to FLOAT[dimension].
+CREATE TABLE vectors (
+    text_hash  VARCHAR NOT NULL,
+    model      VARCHAR NOT NULL,
+    vector     FLOAT[] NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+
+-- The hash of the text each chunk of a child set embeds under a text mode ('contextual' or
+-- 'text'), written once per set and mode.
+CREATE TABLE chunk_texts (
+    set_key   VARCHAR NOT NULL,
+    text_mode VARCHAR NOT NULL,
+    chunk_id  UUID NOT NULL,
+    text_hash VARCHAR NOT NULL
+);
+
+-- Child sets all of whose chunks have a vector under an embedding (model fingerprint and text
+-- mode hashed together): the embeddings step's reuse key.
+CREATE TABLE embedded_sets (
+    set_key    VARCHAR NOT NULL,
+    embedding  VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+
+-- The embedding stage each plan last ran with (no row: the plan embeds nothing).
+CREATE TABLE plan_embeddings (
+    plan_key   VARCHAR PRIMARY KEY,
+    embedding  VARCHAR NOT NULL,
+    model      VARCHAR NOT NULL,
+    text_mode  VARCHAR NOT NULL,
+    dimension  INTEGER NOT NULL,
+    settings   JSON NOT NULL,
+    updated_at TIMESTAMP NOT NULL
+);
+
 CREATE TABLE failure_log (
     source_uri   VARCHAR NOT NULL,
     content_hash VARCHAR NOT NULL,
@@ -215,6 +255,19 @@ SELECT m.plan_key, e.source_id, e.target_id, e.type, e.properties
 FROM current_members m
 JOIN graph_edge_rows e ON e.set_key = m.set_key
 WHERE m.role = 'graph';
+
+-- The current children of each plan that embeds, with their vector under the plan's model.
+CREATE VIEW chunk_vectors AS
+SELECT m.plan_key, c.id, c.document_id, c.version_id, c.parent_id, c."index", c.text, c.heading_path,
+       c.content_kind, c.token_count, d.source_uri, e.model, e.text_mode, e.dimension, t.text_hash,
+       v.vector
+FROM current_members m
+JOIN plan_embeddings e ON e.plan_key = m.plan_key
+JOIN current_documents d ON d.document_id = m.document_id
+JOIN chunks c ON c.set_key = m.set_key
+JOIN chunk_texts t ON t.set_key = m.set_key AND t.text_mode = e.text_mode AND t.chunk_id = c.id
+JOIN vectors v ON v.text_hash = t.text_hash AND v.model = e.model
+WHERE m.role = 'child';
 
 -- Failures of the current content of current sources: fixing or deleting the file clears them.
 CREATE VIEW ingest_failures AS

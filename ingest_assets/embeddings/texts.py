@@ -1,0 +1,70 @@
+"""A plan's embedding config, the text a child chunk embeds under it, and that text's hash.
+
+No Dagster and no store here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from chunking.ids import settings_hash
+from ingest_assets.embeddings.models import DEFAULT_MODEL, ModelInfo
+
+__all__ = ["TEXT_MODES", "EmbeddingConfig", "EmbeddingPlan", "embedded_text", "text_hash"]
+
+# ``contextual``: the chunk's heading path (and title, fences, speaker) above its text, as
+# ``Chunk.contextual_text`` gives it; ``text``: the stored text alone.
+TEXT_MODES = ("contextual", "text")
+
+
+class EmbeddingConfig(BaseModel):
+    """``embedding:`` of a plan in plans.yaml: the model spec and which text to embed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = DEFAULT_MODEL
+    text: Literal["contextual", "text"] = "contextual"
+
+
+@dataclass(frozen=True)
+class EmbeddingPlan:
+    """A plan's validated embedding stage. Not part of the plan's fingerprint (a model change
+    re-embeds, it never re-chunks); :attr:`key` names what its vectors are: the model
+    fingerprint and the text mode."""
+
+    model: ModelInfo
+    text: str
+
+    @property
+    def model_fingerprint(self) -> str:
+        return self.model.fingerprint
+
+    @property
+    def key(self) -> str:
+        """The embedding key of a child set: which model embedded which text of its chunks."""
+        return settings_hash({"model": self.model.fingerprint, "text": self.text})
+
+    def settings(self) -> dict[str, Any]:
+        """JSON-safe description: spec, text mode, model name, dimension, fingerprint, packages."""
+        return {
+            "model": self.model.spec,
+            "text": self.text,
+            "name": self.model.name,
+            "dimension": self.model.dimension,
+            "fingerprint": self.model.fingerprint,
+            "packages": self.model.packages,
+        }
+
+
+def embedded_text(chunk: Any, mode: str) -> str:
+    """The text ``chunk`` (a ``chunking.Chunk``) embeds under ``mode`` (see :data:`TEXT_MODES`)."""
+    return chunk.contextual_text if mode == "contextual" else chunk.text
+
+
+def text_hash(text: str) -> str:
+    """The key of an embedded text: its SHA-256 (hex)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
