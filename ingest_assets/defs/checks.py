@@ -6,6 +6,8 @@
 * ``graph_nodes`` ``edges_resolve`` and ``coverage``: every current document a live plan routes
   has parents, children and graph records there (for the partitions of the run), unless its
   content failed a step (that is the failures check's to show).
+* ``embeddings`` ``coverage``: every current child of a plan that embeds has a vector under the
+  plan's model and text mode (for the partitions of the run).
 * ``documents`` ``parse_failures`` and ``parent_chunks`` ``chunk_failures`` (warnings): each
   failed file with its message, as ``ingest_failures`` holds it.
 """
@@ -14,7 +16,7 @@ from collections.abc import Callable
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
 
-from ingest_assets.defs.assets import child_chunks, documents, graph_nodes, parent_chunks
+from ingest_assets.defs.assets import child_chunks, documents, embeddings, graph_nodes, parent_chunks
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.store import IngestStore, invariants
 
@@ -98,6 +100,23 @@ def coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCh
     return _result({"uncovered": violations}, AssetCheckSeverity.ERROR, scope=str(scope or "every live plan"))
 
 
+@asset_check(
+    asset=embeddings,
+    name="coverage",
+    description="Every current child of a plan that embeds has a vector under the plan's model.",
+)
+def vector_coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
+    scope = _run_plan_shards(context)
+    wanted = {plan.key: plan.embedding.key for plan in store.plans() if plan.embedding is not None}
+    violations = invariants.vector_coverage(store.store(), wanted, scope)
+    return _result(
+        {"without_vectors": violations},
+        AssetCheckSeverity.ERROR,
+        scope=str(scope or "every live plan"),
+        plans_embedding=len(wanted),
+    )
+
+
 @asset_check(asset=documents, name="parse_failures", description="Files that could not be parsed, and why.")
 def parse_failures(store: DuckDBStore) -> AssetCheckResult:
     return _result({"failed_files": invariants.failures(store.store(), ("parse",))}, AssetCheckSeverity.WARN)
@@ -111,4 +130,12 @@ def chunk_failures(store: DuckDBStore) -> AssetCheckResult:
     return _result({"failed_documents": found}, AssetCheckSeverity.WARN)
 
 
-CHECKS = [parent_contract, child_contract, edges_resolve, coverage, parse_failures, chunk_failures]
+CHECKS = [
+    parent_contract,
+    child_contract,
+    edges_resolve,
+    coverage,
+    vector_coverage,
+    parse_failures,
+    chunk_failures,
+]

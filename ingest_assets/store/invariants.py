@@ -22,6 +22,7 @@ __all__ = [
     "parent_covers_children",
     "pending_sets",
     "unique_ids",
+    "vector_coverage",
 ]
 
 LIMIT = 20
@@ -222,6 +223,34 @@ def coverage(store: IngestStore, plan_shards: dict[str, list[str]] | None = None
         if kinds[uri] not in routes and "*" not in routes:
             continue  # the plan does not route this kind
         bad.append(f"{plan}|{shard}: {uri} has no current {role} set")
+    return bad[:LIMIT]
+
+
+def vector_coverage(
+    store: IngestStore, embeddings: dict[str, str], plan_shards: dict[str, list[str]] | None = None
+) -> list[str]:
+    """Every current child chunk of a plan that embeds (``embeddings``: plan key -> embedding key
+    of its config) has a vector under that embedding (of ``plan_shards``, else every shard)."""
+    bad: list[str] = []
+    recorded = dict(store.query("SELECT plan_key, embedding FROM plan_embeddings"))
+    for plan_key, embedding in sorted(embeddings.items()):
+        if plan_shards is not None and plan_key not in plan_shards:
+            continue
+        if recorded.get(plan_key) != embedding:
+            bad.append(f"{plan_key}: its embedding stage is not recorded (materialize embeddings)")
+            continue
+        rows = store.query(
+            "SELECT d.shard, d.source_uri, count(*) FROM current_members m "
+            "JOIN current_documents d ON d.document_id = m.document_id "
+            "JOIN chunks c ON c.set_key = m.set_key "
+            "WHERE m.plan_key = ? AND m.role = 'child' AND c.id NOT IN "
+            "  (SELECT id FROM chunk_vectors WHERE plan_key = ?) "
+            "GROUP BY ALL ORDER BY 1, 2",
+            [plan_key, plan_key],
+        )
+        for shard, uri, n in rows:
+            if plan_shards is None or shard in plan_shards[plan_key]:
+                bad.append(f"{plan_key}|{shard}: {uri} has {n} child chunks without a vector")
     return bad[:LIMIT]
 
 

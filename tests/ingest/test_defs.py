@@ -26,7 +26,8 @@ def test_definitions_hold_the_asset_graph() -> None:
     defs = build_definitions(Settings(plans_file=str(ROOT / "plans.yaml")))
     graph = defs.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
-    assert keys == {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes"}
+    assert keys == {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes", "embeddings"}
+    assert graph.get(AssetKey("embeddings")).parent_keys == {AssetKey("child_chunks")}
     assert graph.get(AssetKey("child_chunks")).parent_keys == {AssetKey("parent_chunks")}
     dims = graph.get(AssetKey("parent_chunks")).partitions_def.partition_dimension_names
     assert dims == ["plan", "shard"]
@@ -36,6 +37,7 @@ def test_definitions_hold_the_asset_graph() -> None:
     assert checks == {
         ("parent_chunks", "contract"), ("child_chunks", "contract"), ("graph_nodes", "edges_resolve"),
         ("graph_nodes", "coverage"), ("documents", "parse_failures"), ("parent_chunks", "chunk_failures"),
+        ("embeddings", "coverage"),
     }  # fmt: skip
 
 

@@ -1,0 +1,266 @@
+"""The embeddings stage end to end through ``run_pipeline`` (real Dagster runs, a real DuckDB
+file): only texts never embedded under the plan's model go to the model, counted by a wrapper
+around the real (offline) wordllama model."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import duckdb
+import pytest
+from dagster import AssetKey, DagsterEventType, EventRecordsFilter
+
+from ingest_assets.cli import main
+from ingest_assets.embeddings import models
+from ingest_assets.plans import PlanError, load_plans
+from ingest_assets.search import search
+from ingest_assets.store import IngestStore, invariants
+from tests.ingest.conftest import Pipeline, plan_spec
+from tests.old_schemas import downgrade_to_schema_5
+
+MODEL = "wordllama:l2_supercat_256"
+
+
+class Counter:
+    """Counts the calls and texts that reach the real model (inline: ``INGEST_WORKERS=1``)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.texts = 0
+
+    def take(self) -> tuple[int, int]:
+        seen = (self.calls, self.texts)
+        self.calls = self.texts = 0
+        return seen
+
+
+@pytest.fixture
+def counter(monkeypatch: pytest.MonkeyPatch) -> Counter:
+    monkeypatch.setenv("INGEST_WORKERS", "1")
+    counts = Counter()
+    real = models._WordLlama.embed_batch
+
+    def counted(self: Any, texts: list[str]) -> Any:
+        counts.calls += 1
+        counts.texts += len(texts)
+        return real(self, texts)
+
+    monkeypatch.setattr(models._WordLlama, "embed_batch", counted)
+    return counts
+
+
+def embedding_plan(model: str = MODEL, text: str = "contextual", **sizes: int) -> dict[str, Any]:
+    return {**plan_spec(**sizes), "embedding": {"model": model, "text": text}}
+
+
+def _vector_hashes(p: Pipeline) -> set[str]:
+    return {r[0] for r in p.rows("SELECT text_hash FROM vectors")}
+
+
+def _current_hashes(p: Pipeline, plan_key: str) -> set[str]:
+    return {r[0] for r in p.rows("SELECT text_hash FROM chunk_vectors WHERE plan_key = ?", plan_key)}
+
+
+def _children(p: Pipeline, plan_key: str) -> int:
+    return p.rows("SELECT count(*) FROM current_chunks WHERE plan_key = ? AND level = 0", plan_key)[0][0]
+
+
+def _assert_covered(p: Pipeline, plan_key: str) -> None:
+    assert p.rows("SELECT count(*) FROM chunk_vectors WHERE plan_key = ?", plan_key)[0][0] == _children(
+        p, plan_key
+    )
+    embedding = next(plan.embedding.key for plan in p.plans() if plan.key == plan_key)
+    assert invariants.vector_coverage(p.store, {plan_key: embedding}) == []
+
+
+def test_sequence_embeds_only_texts_never_embedded(pipeline: Pipeline, counter: Counter) -> None:
+    pipeline.write_plans(default=embedding_plan())
+    # Full run: every distinct child text, once.
+    first = pipeline.run()
+    (key,) = first["plans"]
+    calls, texts = counter.take()
+    distinct = _current_hashes(pipeline, key)
+    assert texts == len(distinct) == len(_vector_hashes(pipeline)) > 0
+    assert first["embeddings"]["texts_embedded"] == texts and calls >= 1
+    _assert_covered(pipeline, key)
+
+    # No-op: nothing embedded, nothing written.
+    before = pipeline.snapshot(), pipeline.rows("SELECT count(*) FROM vectors")
+    summary = pipeline.run()
+    assert counter.take() == (0, 0) and summary["runs"] == 0
+    assert (pipeline.snapshot(), pipeline.rows("SELECT count(*) FROM vectors")) == before
+
+    # One edit: only that document's new texts.
+    edited = pipeline.inbox / "troubleshooting.md"
+    edited.write_text(edited.read_text() + "\n\n## A new section\n\nThe lighthouse keeper polished brass.\n")
+    known = _vector_hashes(pipeline)
+    pipeline.run()
+    _, texts = counter.take()
+    new = _vector_hashes(pipeline) - known
+    edited_hashes = {
+        r[0]
+        for r in pipeline.rows(
+            "SELECT text_hash FROM chunk_vectors WHERE plan_key = ? "
+            "AND source_uri LIKE '%troubleshooting.md'",
+            key,
+        )
+    }
+    assert texts == len(new) > 0 and new <= edited_hashes
+    _assert_covered(pipeline, key)
+
+    # Child size 200 -> 150: exactly the distinct new child texts; the plan key moves.
+    known = _vector_hashes(pipeline)
+    pipeline.write_plans(default=embedding_plan(child=150, chat_child=150))
+    summary = pipeline.run()
+    (smaller,) = summary["plans"]
+    _, texts = counter.take()
+    assert smaller != key
+    fresh = _current_hashes(pipeline, smaller) - known
+    assert texts == len(fresh) > 0
+    assert summary["embeddings"]["texts_embedded"] == texts
+    _assert_covered(pipeline, smaller)
+
+    # The old size back: nothing embedded.
+    pipeline.write_plans(default=embedding_plan())
+    summary = pipeline.run()
+    assert counter.take() == (0, 0) and summary["plans"] == [key]
+    _assert_covered(pipeline, key)
+
+    # A model change re-embeds (no chunker call, same plan key); the old model back reuses.
+    pipeline.write_plans(default=embedding_plan(model="wordllama:l2_supercat_128"))
+    summary = pipeline.run()
+    _, texts = counter.take()
+    assert summary["plans"] == [key] and summary["chunker_calls"] == 0
+    assert texts == len(_current_hashes(pipeline, key)) > 0
+    assert pipeline.rows("SELECT DISTINCT len(vector) FROM chunk_vectors WHERE plan_key = ?", key) == [(128,)]
+    _assert_covered(pipeline, key)
+    pipeline.write_plans(default=embedding_plan())
+    summary = pipeline.run()
+    assert counter.take() == (0, 0) and summary["chunker_calls"] == 0
+    assert pipeline.rows("SELECT DISTINCT len(vector) FROM chunk_vectors WHERE plan_key = ?", key) == [(256,)]
+    _assert_covered(pipeline, key)
+
+
+def test_text_mode_change_embeds_the_texts_that_differ(pipeline: Pipeline, counter: Counter) -> None:
+    pipeline.write_plans(default=embedding_plan())
+    (key,) = pipeline.run()["plans"]
+    known = _vector_hashes(pipeline)
+    counter.take()
+    pipeline.write_plans(default=embedding_plan(text="text"))
+    pipeline.run()
+    _, texts = counter.take()
+    assert texts == len(_current_hashes(pipeline, key) - known) > 0
+    plain = {r[0] for r in pipeline.rows("SELECT text FROM chunk_vectors WHERE plan_key = ?", key)}
+    assert len(plain) == len(_current_hashes(pipeline, key))  # one vector per distinct plain text
+
+
+def test_plan_without_embedding_has_no_stage_until_one_is_added(pipeline: Pipeline, counter: Counter) -> None:
+    (key,) = pipeline.run()["plans"]
+    assert counter.take() == (0, 0)
+    assert pipeline.rows("SELECT count(*) FROM vectors")[0][0] == 0
+    assert pipeline.engine().pending().empty
+    pipeline.write_plans(default=embedding_plan())
+    pending = pipeline.engine().pending()
+    assert list(pending.chunks) == [key]
+    summary = pipeline.run()
+    assert summary["chunker_calls"] == 0 and counter.take()[1] == len(_current_hashes(pipeline, key)) > 0
+    # Removing the stage takes the plan's vectors out of the view; they stay stored.
+    pipeline.write_plans(default=plan_spec())
+    pipeline.run()
+    assert pipeline.rows("SELECT count(*) FROM chunk_vectors")[0][0] == 0
+    assert pipeline.rows("SELECT count(*) FROM vectors")[0][0] > 0
+    assert pipeline.engine().pending().empty
+    pipeline.write_plans(default=embedding_plan())
+    pipeline.run()
+    assert counter.take() == (0, 0)
+    _assert_covered(pipeline, key)
+
+
+def test_search_finds_children_by_their_own_text(pipeline: Pipeline) -> None:
+    pipeline.write_plans(default=embedding_plan(child=80, chat_child=80))
+    (key,) = pipeline.run()["plans"]
+    (plan,) = pipeline.plans()
+    rows = pipeline.rows("SELECT id::VARCHAR, text FROM chunk_vectors WHERE plan_key = ? ORDER BY id", key)
+    assert len(rows) >= 100
+    picked = random.Random(20).sample(rows, 100)
+    store = pipeline.store
+    found = 0
+    for chunk_id, text in picked:
+        (hit,) = search(store, plan, text, k=1)
+        found += hit.id == chunk_id or hit.text == text  # equal texts are the same vector
+    assert found / len(picked) >= 0.95
+
+
+def test_search_command_prints_parent_label_source_and_score(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipeline.write_plans(default=embedding_plan())
+    pipeline.run()
+    args = ["search", "harvest of the orchard", "--db", str(pipeline.db), "--plans", str(pipeline.plans_file)]
+    assert main([*args, "-k", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("parent ") == 3 and "orchard" in out
+    assert main([*args, "--json", "-k", "2"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert len(hits) == 2 and hits[0]["score"] >= hits[1]["score"]
+    assert {"parent_id", "label", "source_uri", "score"} <= set(hits[0])
+    pipeline.write_plans(default=plan_spec())
+    assert main(args) == 1
+    assert "no plan in the plans file has an embedding stage" in capsys.readouterr().err
+    assert main([*args, "--plan", "default"]) == 1
+    assert "plan 'default' has no embedding stage" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("embedding", "expected"),
+    [
+        ({"model": "nope:thing"}, "is unknown"),
+        ({"model": "wordllama:l2_supercat_1024"}, "would need a download"),
+        ({"model": "chonkie:Model2VecEmbeddings:minishlab/potion-base-8M"}, "would need a download"),
+        ({"model": "chonkie:OpenAIEmbeddings:text-embedding-3-small"}, "over the network"),
+        ({"model": "chonkie:NoSuchEmbeddings:/tmp"}, "has no class"),
+        ({"model": MODEL, "text": "summary"}, "embedding.text"),
+        ({"model": MODEL, "colour": "red"}, "colour"),
+    ],
+)
+def test_bad_embedding_config_names_the_file_and_plan(
+    pipeline: Pipeline, embedding: dict[str, str], expected: str
+) -> None:
+    pipeline.write_plans(default={**plan_spec(), "embedding": embedding})
+    with pytest.raises(PlanError) as raised:
+        load_plans(pipeline.plans_file)
+    message = str(raised.value)
+    assert str(pipeline.plans_file) in message and "default" in message and expected in message
+
+
+def test_embedding_check_runs_in_dagster_and_flags_a_missing_vector(pipeline: Pipeline) -> None:
+    pipeline.write_plans(default=embedding_plan())
+    (key,) = pipeline.run()["plans"]
+    records = pipeline.instance.get_event_records(
+        EventRecordsFilter(event_type=DagsterEventType.ASSET_CHECK_EVALUATION)
+    )
+    evaluations = [
+        r.event_log_entry.dagster_event.event_specific_data
+        for r in records
+        if r.event_log_entry.dagster_event.event_specific_data.asset_key == AssetKey("embeddings")
+    ]
+    assert evaluations and all(e.passed for e in evaluations)
+    with pipeline.store.transaction() as con:
+        con.execute("DELETE FROM vectors WHERE text_hash = (SELECT min(text_hash) FROM vectors)")
+    (plan,) = pipeline.plans()
+    violations = invariants.vector_coverage(pipeline.store, {key: plan.embedding.key})
+    assert len(violations) == 1 and "without a vector" in violations[0]
+
+
+def test_schema_5_store_gains_the_embedding_tables(pipeline: Pipeline, counter: Counter) -> None:
+    pipeline.run()
+    with duckdb.connect(str(pipeline.db)) as con:
+        downgrade_to_schema_5(con)
+    store = IngestStore(pipeline.db)
+    assert store.query("SELECT max(version) FROM schema_version")[0][0] == 6
+    assert store.query("SELECT count(*) FROM chunk_vectors")[0][0] == 0
+    pipeline.write_plans(default=embedding_plan())
+    summary = pipeline.run()
+    assert summary["chunker_calls"] == 0 and counter.take()[1] > 0
