@@ -162,7 +162,14 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 def _plan_rows(plans: list[Plan]) -> list[dict[str, Any]]:
     return [
-        {"key": p.key, "name": p.name, "description": p.description, "routes": p.settings()} for p in plans
+        {
+            "key": p.key,
+            "name": p.name,
+            "description": p.description,
+            "routes": p.settings(),
+            "embedding": p.embedding.settings() if p.embedding else None,
+        }
+        for p in plans
     ]
 
 
@@ -208,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
                 for kind, route in row["routes"].items():
                     for role in ("parent", "child"):
                         print(f"  {kind:>10} {role:<6} {json.dumps(route[role], sort_keys=True)}")
+                if row["embedding"]:
+                    print(f"  {'embedding':>10}        {json.dumps(row['embedding'], sort_keys=True)}")
             return 0
         limits = {flag: getattr(args, flag) for flag in LIMIT_FLAGS}
         for flag, value in limits.items():
