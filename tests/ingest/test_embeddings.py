@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from dagster import AssetKey, DagsterEventType, EventRecordsFilter
+from dagster import AssetCheckKey, AssetKey
 
 from ingest_assets.cli import main
 from ingest_assets.embeddings import models
@@ -238,15 +238,15 @@ def test_bad_embedding_config_names_the_file_and_plan(
 def test_embedding_check_runs_in_dagster_and_flags_a_missing_vector(pipeline: Pipeline) -> None:
     pipeline.write_plans(default=embedding_plan())
     (key,) = pipeline.run()["plans"]
-    records = pipeline.instance.get_event_records(
-        EventRecordsFilter(event_type=DagsterEventType.ASSET_CHECK_EVALUATION)
+    record = pipeline.instance.get_latest_asset_check_evaluation_record(
+        AssetCheckKey(AssetKey("embeddings"), "coverage")
     )
-    evaluations = [
-        r.event_log_entry.dagster_event.event_specific_data
-        for r in records
-        if r.event_log_entry.dagster_event.event_specific_data.asset_key == AssetKey("embeddings")
-    ]
-    assert evaluations and all(e.passed for e in evaluations)
+    assert record is not None and record.evaluation is not None and record.evaluation.passed
+    # Each partition's metadata: texts embedded and reused, model seconds; they add up.
+    made = pipeline.instance.fetch_materializations(AssetKey("embeddings"), limit=100).records
+    metadata = [r.asset_materialization.metadata for r in made]
+    assert len(metadata) == 8 and all({"texts_reused", "embedding_seconds"} <= set(m) for m in metadata)
+    assert sum(m["texts_embedded"].value for m in metadata) == len(_vector_hashes(pipeline))
     with pipeline.store.transaction() as con:
         con.execute("DELETE FROM vectors WHERE text_hash = (SELECT min(text_hash) FROM vectors)")
     (plan,) = pipeline.plans()
