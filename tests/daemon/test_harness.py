@@ -16,7 +16,7 @@ from tests.daemon.harness import DagsterDev, DagsterDevError, group_pids
 
 # Each module starts dagster dev at least twice (5-10 s each); the folder takes about 90 s.
 pytestmark = pytest.mark.slow
-ASSETS = {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes"}
+ASSETS = {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes", "embeddings"}
 
 
 def _alive(pid: int) -> bool:

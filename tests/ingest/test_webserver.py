@@ -81,7 +81,7 @@ def test_webserver_serves_asset_graph_and_partitions(tmp_path: Path) -> None:
             time.sleep(0.5)
         assert data is not None, "webserver did not answer"
         keys = {"/".join(node["assetKey"]["path"]) for node in data["assetNodes"]}
-        assert keys == {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes"}
+        assert keys == {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes", "embeddings"}
         dims = {d["name"]: d["partitionKeys"] for d in data["assetNodeOrError"]["partitionKeysByDimension"]}
         assert dims["plan"] == ["default-0123456789abcdef"]
         assert dims["shard"] == [f"{i:02d}" for i in range(8)]
