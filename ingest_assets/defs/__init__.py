@@ -3,7 +3,7 @@
 ============  ==============================================================
 module        job
 ============  ==============================================================
-``assets``    the five assets, one engine step each
+``assets``    the six assets, one engine step each
 ``checks``    asset checks over what the store's views show
 ``sensors``   ``ingest_sensor``: runs for exactly what the store says is pending
 ``jobs``      one job per partitions definition
