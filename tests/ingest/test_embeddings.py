@@ -4,8 +4,10 @@ around the real (offline) wordllama model."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
+import re
 from typing import Any
 
 import duckdb
@@ -243,6 +245,19 @@ def test_bad_embedding_config_names_the_file_and_plan(
         load_plans(pipeline.plans_file)
     message = str(raised.value)
     assert str(pipeline.plans_file) in message and "default" in message and expected in message
+
+
+def test_local_chonkie_model_folder_is_checked_at_plan_load(pipeline: Pipeline, tmp_path: Any) -> None:
+    folder = tmp_path / "empty-model"
+    folder.mkdir()
+    pipeline.write_plans(
+        default={**plan_spec(), "embedding": {"model": f"chonkie:Model2VecEmbeddings:{folder}"}}
+    )
+    installed = importlib.util.find_spec("model2vec") is not None
+    expected = "did not load" if installed else "needs the model2vec package (pip install model2vec)"
+    with pytest.raises(PlanError, match=re.escape(expected)) as raised:
+        load_plans(pipeline.plans_file)
+    assert "plan 'default', embedding" in str(raised.value)
 
 
 def test_embedding_check_runs_in_dagster_and_flags_a_missing_vector(pipeline: Pipeline) -> None:
