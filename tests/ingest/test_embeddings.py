@@ -21,6 +21,7 @@ from ingest_assets.plans import PlanError, load_plans
 from ingest_assets.search import search
 from ingest_assets.store import IngestStore, invariants
 from tests.ingest.conftest import Pipeline, plan_spec
+from tests.ingest.test_sensors import _execute, _requests, _settle, _tick
 from tests.old_schemas import downgrade_to_schema_5
 
 MODEL = "wordllama:l2_supercat_256"
@@ -289,3 +290,23 @@ def test_schema_5_store_gains_the_embedding_tables(pipeline: Pipeline, counter: 
     pipeline.write_plans(default=embedding_plan())
     summary = pipeline.run()
     assert summary["chunker_calls"] == 0 and counter.take()[1] > 0
+
+
+def test_sensor_launches_exactly_the_embedding_work_of_a_model_change(
+    pipeline: Pipeline, counter: Counter
+) -> None:
+    pipeline.write_plans(default=embedding_plan())
+    _settle(pipeline)
+    (key,) = [plan.key for plan in pipeline.plans()]
+    first = counter.take()[1]
+    assert first == len(_current_hashes(pipeline, key)) > 0
+    assert _requests(_tick(pipeline)) == []  # settled: nothing pending, no run
+    pipeline.write_plans(default=embedding_plan(model="wordllama:l2_supercat_64"))
+    result = _tick(pipeline)
+    requested = _requests(result)
+    assert requested and all(job == "chunks_job" and key in partitions for job, partitions, _ in requested)
+    _execute(pipeline, result)
+    _settle(pipeline)
+    assert counter.take()[1] == first
+    assert _requests(_tick(pipeline)) == []
+    _assert_covered(pipeline, key)
