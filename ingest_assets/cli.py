@@ -127,6 +127,7 @@ def run_pipeline(
             summary["chunk_sets"]["parent"]["reused"] += reused["parent"]
             summary["chunk_sets"]["child"]["reused"] += reused["child"]
             summary["graph_sets"]["reused"] += reused["graph"]
+            summary["embeddings"]["sets_reused"] += reused.get("embedded", 0)
     summary["runs"] = launcher.launched if launcher else 0
     with view.session():
         summary["current"] = {

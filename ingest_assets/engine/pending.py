@@ -32,7 +32,8 @@ __all__ = ["IdleShard", "Pending", "pending_work"]
 @dataclass
 class IdleShard:
     """What a run of one shard would report if it had no work: its ``files``, its ``unchanged``
-    documents, and per plan key the ``parent`` / ``child`` / ``graph`` sets it would reuse."""
+    documents, and per plan key the ``parent`` / ``child`` / ``graph`` sets it would reuse (and
+    ``embedded``: child sets with vectors, for a plan that embeds)."""
 
     files: int = 0
     unchanged: int = 0
@@ -142,6 +143,7 @@ def _embedding_pending(
     children = {shard: count.pop("child_sets", []) for shard, count in counts.items()}
     done = embedded_set_keys(store, [k for keys in children.values() for k in keys], plan.embedding.key)
     for shard, keys in children.items():
+        counts[shard]["embedded"] = sum(key in done for key in keys)
         for key in keys:
             if key not in done:
                 missing.setdefault(shard, []).append(("embed", key, plan.embedding.key))

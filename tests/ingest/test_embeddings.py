@@ -94,6 +94,8 @@ def test_sequence_embeds_only_texts_never_embedded(pipeline: Pipeline, counter: 
     before = pipeline.snapshot(), pipeline.rows("SELECT count(*) FROM vectors")
     summary = pipeline.run()
     assert counter.take() == (0, 0) and summary["runs"] == 0
+    documents = pipeline.rows("SELECT count(*) FROM current_documents")[0][0]
+    assert summary["embeddings"]["sets_reused"] == documents and summary["embeddings"]["texts_embedded"] == 0
     assert (pipeline.snapshot(), pipeline.rows("SELECT count(*) FROM vectors")) == before
 
     # One edit: only that document's new texts.
