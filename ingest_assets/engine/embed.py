@@ -102,10 +102,10 @@ def embed_children(
     """
     results = {shard: EmbedResult(unrouted=n) for shard, n in unrouted.items()}
     embedding = plan.embedding
-    set_plan_embedding(store, plan.key, None if embedding is None else plan_row(embedding),
-                       None if embedding is None else embedding.settings())  # fmt: skip
     if embedding is None:
+        set_plan_embedding(store, plan.key, None, None)
         return results
+    set_plan_embedding(store, plan.key, plan_row(embedding), embedding.settings())
     by_role = store.members_by_role(plan.key)
     parents, children = by_role["parent"], by_role["child"]
     ready: list[tuple[WorkItem, str]] = []
