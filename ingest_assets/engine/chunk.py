@@ -8,6 +8,7 @@ Chunking happens in worker processes between short reads and one short write per
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -168,7 +169,7 @@ def _run(
                 ],
             )
 
-    total = sum(item.document.text_length for item in todo)
+    total, started = sum(item.document.text_length for item in todo), time.perf_counter()
     for batch, outcomes in run_batches(chunk_document, work(), total):
         sets, failures, members_made = [], [], []
         for item, outcome in zip(batch, outcomes, strict=True):
@@ -200,6 +201,8 @@ def _run(
             summaries[key] = SetSummary.of_rows(outcome)
         store.write_chunk_sets(sets, members_made)
         store.record_failures(failures)
+    if todo:
+        store.record_timing(role, plan_key, len(todo), total, time.perf_counter() - started)
     for item in items:
         key = keys.get(item.document_id)
         if key in summaries:

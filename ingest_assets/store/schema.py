@@ -17,9 +17,12 @@ from ingest_assets.store.rows import PREVIEW_ROWS, utc_now
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "schema_sql"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
 MIGRATIONS: dict[int, str] = {
+    # 6: runs record which chunk ids entered and left the current view, and how long their
+    # work took (the dry run's estimate). Earlier runs recorded neither: both start empty.
+    5: "{table:chunk_changes} {table:step_timings}",
     # 5: chunk sets keep a preview of their first chunks, so a step's metadata reads no chunk.
     4: "ALTER TABLE chunk_sets ADD COLUMN preview JSON; "
     "UPDATE chunk_sets SET preview = p.preview "

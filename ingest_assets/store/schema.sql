@@ -1,4 +1,4 @@
--- Store schema, version 5. Tables are internal; the views at the bottom are the read-side
+-- Store schema, version 6. Tables are internal; the views at the bottom are the read-side
 -- contract users query directly. Nothing here is ever updated in place except sources,
 -- plans and plan_members, whose rows are small pointers; chunk rows are written once per
 -- chunk set and never rewritten.
@@ -157,6 +157,31 @@ CREATE TABLE failure_log (
     plan_key     VARCHAR,
     error        VARCHAR NOT NULL,
     "at"         TIMESTAMP NOT NULL
+);
+
+-- Which chunk ids entered ('added') and left ('removed') current_chunks per plan, appended by
+-- the transaction that moved them (see ingest_assets.store.changes); unchanged chunks are not
+-- listed. run_id is the Dagster run's id, or a generated 'local-...' id outside Dagster.
+CREATE TABLE chunk_changes (
+    run_id      VARCHAR NOT NULL,
+    plan_key    VARCHAR NOT NULL,
+    chunk_id    UUID NOT NULL,
+    document_id UUID NOT NULL,
+    level       TINYINT NOT NULL,
+    "change"    VARCHAR NOT NULL,
+    "at"        TIMESTAMP NOT NULL
+);
+
+-- How long the work of a step took: one row per step call that parsed, chunked or built
+-- something (a no-op writes none). ``ingest plans --diff`` estimates time from these rates.
+CREATE TABLE step_timings (
+    run_id    VARCHAR NOT NULL,
+    step      VARCHAR NOT NULL,   -- 'parse', 'parent', 'child', 'graph'
+    plan_key  VARCHAR,
+    items     INTEGER NOT NULL,   -- documents parsed, sets chunked or built
+    work      BIGINT NOT NULL,    -- bytes parsed, or characters chunked (see engine.timing)
+    seconds   DOUBLE NOT NULL,
+    "at"      TIMESTAMP NOT NULL
 );
 
 -- ---------------------------------------------------------------- read side (contract)
