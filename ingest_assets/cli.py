@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from ingest_assets.commands import add_commands, run_command
 from ingest_assets.plans import Plan, PlanError, load_plans
 from ingest_assets.settings import LIMIT_FLAGS, Settings
 
@@ -186,8 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     plans = commands.add_parser("plans", help="list plan keys with their settings")
     plans.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
     plans.add_argument("--json", action="store_true", help="print JSON")
+    add_commands(commands)  # changes, export
     args = parser.parse_args(argv)
     try:
+        handled = run_command(args)
+        if handled is not None:
+            return handled
         if args.command == "plans":
             rows = _plan_rows(load_plans(args.plans))
             if args.json:

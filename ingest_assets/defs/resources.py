@@ -54,7 +54,9 @@ class DuckDBStore(ConfigurableResource):
     def setup_for_execution(self, context: InitResourceContext) -> None:
         # The run's writes are recorded (chunk_changes, step_timings) under Dagster's run id.
         self._store = IngestStore(
-            self.database, lock_timeout=self.lock_timeout_seconds, run_id=context.run_id
+            self.database,
+            lock_timeout=self.lock_timeout_seconds,
+            run_id=context.run.run_id if context.run else None,
         )
 
     def store(self) -> IngestStore:

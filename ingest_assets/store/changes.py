@@ -29,6 +29,7 @@ __all__ = [
     "CHANGES",
     "ChunkChange",
     "ViewScope",
+    "change_counts",
     "changes_since",
     "local_run_id",
     "record_view_change",
@@ -157,3 +158,20 @@ def changes_since(
         params.append(plan_key)
     query += ' ORDER BY "at", plan_key, "change", chunk_id'
     return [ChunkChange(*row) for row in con.execute(query, params).fetchall()]
+
+
+def change_counts(
+    con: duckdb.DuckDBPyConnection, run_id: str, since: datetime, plan_key: str | None
+) -> dict[str, dict[str, int]]:
+    """Per shard, how many chunk ids ``run_id`` added to and removed from the current view
+    (of ``plan_key``, or every plan) after ``since``: one step's figures for its metadata."""
+    rows = con.execute(
+        'SELECT s.shard, c."change", count(*) FROM chunk_changes c '
+        "JOIN (SELECT DISTINCT document_id, shard FROM sources) s USING (document_id) "
+        'WHERE c.run_id = ? AND c."at" >= ? AND (? IS NULL OR c.plan_key = ?) GROUP BY ALL',
+        [run_id, since, plan_key, plan_key],
+    ).fetchall()
+    counts: dict[str, dict[str, int]] = {}
+    for shard, change, n in rows:
+        counts.setdefault(shard, {"added": 0, "removed": 0})[change] = n
+    return counts
