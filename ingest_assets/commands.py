@@ -160,6 +160,13 @@ def add_commands(commands: Any) -> None:
     changes.add_argument("--plan", metavar="NAME", help="only this plan (a name of plans.yaml or a key)")
     changes.add_argument("--chunks", action="store_true", help="list every chunk id")
     changes.add_argument("--json", action="store_true", help="print one JSON object per line")
+    export = commands.add_parser("export", help="write a plan's chunks, graph nodes and edges to a folder")
+    export.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
+    export.add_argument("--plan", metavar="NAME", required=True, help="a plan name or key")
+    export.add_argument("--format", default="parquet", help="parquet (default), jsonl, graphml or neo4j-csv")
+    export.add_argument("--out", metavar="DIR", required=True, help="a new or empty folder")
+    export.add_argument("--since", metavar="EXPORT", help="only changes since this export (folder or id)")
+    export.add_argument("--json", action="store_true", help="print the manifest as JSON")
 
 
 def run_command(args: argparse.Namespace) -> int | None:
@@ -177,5 +184,23 @@ def run_command(args: argparse.Namespace) -> int | None:
                 print(json.dumps({**c.__dict__, "at": c.at.isoformat()}, sort_keys=True))
         else:
             print_changes(store, found, chunks=args.chunks)
+        return 0
+    if args.command == "export":
+        from ingest_assets.exports import export_plan
+
+        store = open_store(args.db)
+        result = export_plan(store, resolve_plan(store, args.plan), args.format, args.out, args.since)
+        manifest = result.manifest
+        if args.json:
+            print(json.dumps(manifest, indent=2, sort_keys=True))
+            return 0
+        kind = f"since {manifest['base']['export_id']}" if manifest["base"] else "full"
+        print(f"export {manifest['export_id']} ({manifest['format']}, {kind}) -> {result.folder}")
+        for name, n in manifest["rows"].items():
+            removed, total = manifest["removed"][name], manifest["totals"][name]
+            print(f"  {name}: {n} written, {removed} removed, {total} in view")
+        print(f"  files: {', '.join(manifest['files'])}  ({result.seconds:.2f} s)")
+        if "neo4j_import" in manifest:
+            print(f"  import: {manifest['neo4j_import']}")
         return 0
     return None
