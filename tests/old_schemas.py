@@ -5,8 +5,17 @@ from __future__ import annotations
 import duckdb
 
 
+def downgrade_to_schema_5(con: duckdb.DuckDBPyConnection) -> None:
+    """Give a current store the tables schema 5 had: no chunk_changes, no step_timings."""
+    con.execute("DROP TABLE chunk_changes")
+    con.execute("DROP TABLE step_timings")
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version VALUES (5, now())")
+
+
 def downgrade_to_schema_4(con: duckdb.DuckDBPyConnection) -> None:
     """Give a current store the tables schema 4 had: chunk sets without their preview."""
+    downgrade_to_schema_5(con)
     con.execute("ALTER TABLE chunk_sets DROP COLUMN preview")
     con.execute("DELETE FROM schema_version")
     con.execute("INSERT INTO schema_version VALUES (4, now())")

@@ -9,6 +9,7 @@ incremental export can tell a row that changed under the same key).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import duckdb
@@ -40,9 +41,15 @@ JSON_COLUMNS = {"chunks": ("provenance", "metadata"), "nodes": ("properties",), 
 
 
 def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pa.Table:
-    """The result of ``sql`` as an Arrow table, through a relation (no extra copy of the rows;
-    the same call in DuckDB 1.x and 2.x)."""
-    return con.sql(sql, params=params).to_arrow_table()
+    """The result of ``sql`` as an Arrow table (DuckDB 2.x names the call ``to_arrow_table``,
+    1.x ``fetch_arrow_table``). DuckDB 2 warns that a DB-API result costs one copy of the rows
+    more than a relation; a relation cannot run on the store's shared connection, and the copy
+    is cheap next to writing the files."""
+    result = con.execute(sql, params)
+    fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return fetch()
 
 
 def read_view(con: duckdb.DuckDBPyConnection, table: str, plan_key: str) -> pa.Table:
