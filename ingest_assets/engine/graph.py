@@ -10,7 +10,7 @@ from typing import Any
 
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.chunk import WorkItem, failure
-from ingest_assets.engine.keys import graph_set_key, parent_set_key
+from ingest_assets.engine.keys import expected_keys, graph_set_key
 from ingest_assets.engine.results import FailedFile, GraphResult
 from ingest_assets.engine.tasks import GraphTask, graph_records
 from ingest_assets.engine.workers import run_batches
@@ -32,7 +32,7 @@ def build_graph(
         results[item.document.shard].documents += 1
         parent = parents.get(item.document_id, ("", ""))[0]
         child, based = children.get(item.document_id, ("", ""))
-        expected = parent_set_key(item.document_id, item.version_id, item.route.parent_fingerprint)
+        expected = expected_keys(item.document_id, item.version_id, item.route)[0]
         if parent == expected and based == parent:
             ready.append((item, parent, child, graph_set_key(parent, child)))
         else:
