@@ -61,6 +61,8 @@ class PlanForecast:
     name: str
     live: bool
     kinds: dict[str, KindForecast] = field(default_factory=dict)
+    # The same work by shard (every kind together): what each plan|shard partition will do.
+    shards: dict[str, KindForecast] = field(default_factory=dict)
     unrouted: int = 0
     seconds: float | None = None
 
@@ -102,6 +104,7 @@ class _Doc:
     uri: str
     content_hash: str
     text_length: int
+    shard: str
 
 
 def _rates(store: IngestStore) -> dict[str, float]:
@@ -149,11 +152,19 @@ def _documents_after(
         [[d for d, _ in kept], [v for _, v in kept]],
     )
     docs = [
-        _Doc(UUID(d), UUID(v), kind, kept[(d, v)].uri, kept[(d, v)].content_hash, length)
+        _Doc(UUID(d), UUID(v), kind, kept[(d, v)].uri, kept[(d, v)].content_hash, length, kept[(d, v)].shard)
         for d, v, kind, length in rows
     ]
     docs += [
-        _Doc(w.document_id, w.version_id, w.kind, uri, sources[uri].content_hash, w.text_length)
+        _Doc(
+            w.document_id,
+            w.version_id,
+            w.kind,
+            uri,
+            sources[uri].content_hash,
+            w.text_length,
+            sources[uri].shard,
+        )
         for uri, w in parsed.items()
     ]
     return sorted(docs, key=lambda d: d.uri)
@@ -207,21 +218,26 @@ def _plan_forecast(
         if route is None:
             out.unrouted += 1
             continue
-        kind = out.kinds.setdefault(doc.kind, KindForecast())
-        kind.documents += 1
-        made = True  # whether the set before this role will be there for it
+        counted = (
+            out.kinds.setdefault(doc.kind, KindForecast()),
+            out.shards.setdefault(doc.shard, KindForecast()),
+        )
+        for kind in counted:
+            kind.documents += 1
         for role, key in zip(ROLES, expected_keys(doc.document_id, doc.version_id, route), strict=True):
-            if not made:
-                break
             table = stored["graph" if role == "graph" else "chunks"]
-            if key in table:
-                kind.sets[role]["reuse"].add(key)
-            elif (doc.uri, doc.content_hash) in failed[role]:
-                kind.sets[role]["skip"].add(key)
-                made = False
-            else:
-                kind.sets[role]["create"].add(key)
-                kind.chars[role] += doc.text_length
+            action = (
+                "reuse"
+                if key in table
+                else "skip"
+                if (doc.uri, doc.content_hash) in failed[role]
+                else "create"
+            )
+            for kind in counted:
+                kind.sets[role][action].add(key)
+                kind.chars[role] += doc.text_length if action == "create" else 0
+            if action == "skip":
+                break  # the sets after it wait for it
     for kind in out.kinds.values():
         for role in ROLES:
             stored["graph" if role == "graph" else "chunks"] |= kind.sets[role]["create"]

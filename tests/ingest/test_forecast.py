@@ -112,3 +112,45 @@ def test_ingest_plans_diff_prints_per_kind_and_refuses_bad_input(
         == 1
     )
     assert "no store file there" in capsys.readouterr().err
+
+
+def test_sensor_shows_a_new_plan_keys_forecast_on_its_partitions(pipeline: Pipeline) -> None:
+    from dagster import AssetKey, MultiPartitionKey, SensorResult
+
+    from tests.ingest.test_sensors import _execute, _settle, _tick
+
+    _settle(pipeline)
+    pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
+    (new_key,) = [plan.key for plan in pipeline.plans()]
+    predicted = _predict(pipeline)
+    result = _tick(pipeline)
+    assert isinstance(result, SensorResult)
+    events = {e.partition: e for e in result.asset_events}
+    assert set(events) == {
+        MultiPartitionKey({"plan": new_key, "shard": s})
+        for s in ("00", "01", "02", "03", "04", "05", "06", "07")
+    }
+    (plan,) = predicted.plans
+    by_shard = {key.keys_by_dimension["shard"]: e.metadata for key, e in events.items()}
+    for shard, metadata in by_shard.items():
+        work = plan.shards.get(shard)
+        expected = len(work.sets["child"]["create"]) if work else 0
+        assert metadata["forecast_child_sets_created"].value == expected
+        assert metadata["forecast_parent_sets_created"].value == 0
+    assert sum(m["forecast_child_sets_created"].value for m in by_shard.values()) == len(
+        plan.keys("child", "create")
+    )
+    # The figures are what each partition's run then reports.
+    _execute(pipeline, result)
+    _settle(pipeline)
+    seen = set()
+    for record in pipeline.instance.fetch_materializations(AssetKey("child_chunks"), limit=200).records:
+        materialization = record.asset_materialization
+        if materialization.partition.startswith(new_key):
+            seen.add(materialization.partition)
+            shard = materialization.partition.split("|")[1]
+            assert (
+                materialization.metadata["created"].value
+                == by_shard[shard]["forecast_child_sets_created"].value
+            )
+    assert len(seen) == 8
