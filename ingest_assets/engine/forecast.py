@@ -35,7 +35,7 @@ from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan
 from ingest_assets.store import DocumentWrite, IngestStore, SourceRow
 
-__all__ = ["ROLES", "Forecast", "PlanForecast", "forecast"]
+__all__ = ["ROLES", "Forecast", "PlanForecast", "forecast", "rates_text"]
 
 ROLES = ("parent", "child", "graph")
 
@@ -245,3 +245,12 @@ def _plan_forecast(
     if all(role in rates for role in ROLES if work[role]):  # step_timings names steps by role
         out.seconds = sum(rates[role] * work[role] for role in ROLES if work[role])
     return out
+
+
+def rates_text(rates: dict[str, float]) -> str:
+    """The stored rates an estimate is based on, for people: microseconds per byte parsed or
+    character chunked, per step."""
+    return ", ".join(
+        f"{step} {rate * 1e6:.2f} us/{'byte' if step == 'parse' else 'char'}"
+        for step, rate in sorted(rates.items())
+    )
