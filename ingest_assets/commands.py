@@ -178,10 +178,9 @@ def print_forecast(result: Any, plans_file: str, database: str) -> None:
         print(f"  estimate: {_seconds(plan.seconds)}")
     for key in result.retired:
         print(f"plan {key} (retired by this file: leaves the views, stays stored)")
-    basis = ", ".join(
-        f"{step} {rate * 1e6:.2f} us/{'byte' if step == 'parse' else 'char'}"
-        for step, rate in sorted(result.rates.items())
-    )
+    from ingest_assets.engine.forecast import rates_text
+
+    basis = rates_text(result.rates)
     print(
         f"estimate for the run: {_seconds(result.seconds)}" + (f" (stored rates: {basis})" if basis else "")
     )

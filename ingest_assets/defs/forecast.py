@@ -8,7 +8,7 @@ from dagster import AssetKey, AssetObservation, MetadataValue, MultiPartitionKey
 
 from ingest_assets.defs.partitions import PLAN_DIMENSION, SHARD_DIMENSION
 from ingest_assets.engine import SHARDS
-from ingest_assets.engine.forecast import ROLES, Forecast, KindForecast, PlanForecast, forecast
+from ingest_assets.engine.forecast import ROLES, Forecast, KindForecast, PlanForecast, forecast, rates_text
 from ingest_assets.plans import Plan
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
@@ -22,15 +22,19 @@ def forecast_metadata(work: KindForecast, plan: PlanForecast, whole: Forecast) -
     for role in ROLES:
         for action, name in (("create", "created"), ("reuse", "reused")):
             metadata[f"forecast_{role}_sets_{name}"] = len(work.sets[role][action])
-    lines = ["| kind | documents | parent new / reused | child new / reused | graph new / reused |"]
-    lines.append("|---|---|---|---|---|")
-    for kind, k in sorted(plan.kinds.items()):
-        cells = [f"{len(k.sets[r]['create'])} / {len(k.sets[r]['reuse'])}" for r in ROLES]
-        lines.append(f"| {kind} | {k.documents} | " + " | ".join(cells) + " |")
-    metadata["forecast_plan"] = MetadataValue.md("\n".join(lines))
+    # Plain text (new / reused per role), which the event list shows in full; a Markdown
+    # table showed blank there.
+    metadata["forecast_plan"] = MetadataValue.text(
+        "; ".join(
+            f"{kind} {k.documents} docs: "
+            + ", ".join(
+                f"{r} {len(k.sets[r]['create'])} new / {len(k.sets[r]['reuse'])} reused" for r in ROLES
+            )
+            for kind, k in sorted(plan.kinds.items())
+        )
+    )
     metadata["forecast_plan_seconds"] = -1.0 if plan.seconds is None else round(plan.seconds, 3)
-    basis = ", ".join(f"{step} {rate * 1e6:.2f} us" for step, rate in sorted(whole.rates.items()))
-    metadata["forecast_basis"] = basis or "no step timings stored yet"
+    metadata["forecast_basis"] = rates_text(whole.rates) or "no step timings stored yet"
     return metadata
 
 
