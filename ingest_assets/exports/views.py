@@ -40,23 +40,29 @@ TABLES = tuple(_QUERIES)
 JSON_COLUMNS = {"chunks": ("provenance", "metadata"), "nodes": ("properties",), "edges": ("properties",)}
 
 
-def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pa.Table:
-    """The result of ``sql`` as an Arrow table (DuckDB 2.x names the call ``to_arrow_table``,
-    1.x ``fetch_arrow_table``). DuckDB 2 warns that a DB-API result costs one copy of the rows
-    more than a relation; a relation cannot run on the store's shared connection, and the copy
-    is cheap next to writing the files."""
+def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any], batch_rows: int = 2048) -> pa.Table:
+    """The result of ``sql`` as an Arrow table, streamed in batches so DuckDB's buffer pool
+    (capped by INGEST_DUCKDB_MEMORY) never holds the whole result: a corpus export is bigger
+    than the cap. DuckDB 2.x names the stream ``to_arrow_reader``, 1.x ``fetch_record_batch``;
+    DuckDB 2 warns that a DB-API result costs a copy more than a relation, which cannot run on
+    the store's shared connection."""
     result = con.execute(sql, params)
-    fetch = getattr(result, "to_arrow_table", None) or result.fetch_arrow_table
+    stream = getattr(result, "to_arrow_reader", None) or result.fetch_record_batch
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return fetch()
+        return stream(batch_rows).read_all()
 
 
 def read_view(con: duckdb.DuckDBPyConnection, table: str, plan_key: str) -> pa.Table:
-    """``table`` (``chunks``, ``nodes`` or ``edges``) of ``plan_key``, with ``_key`` and ``_digest``."""
+    """``table`` (``chunks``, ``nodes`` or ``edges``) of ``plan_key``, with ``_key`` and
+    ``_digest``, sorted by key (in Arrow: a sort in DuckDB would hold every row in its pool)."""
     columns, view, key = _QUERIES[table]
+    # The digest hashes every value as text, separated and with NULL marked (to_json of the
+    # row said the same at twice the cost).
+    names = [part.rsplit(" ", 1)[-1].strip('"') for part in columns.split(", ")]
+    values = ", ".join(f'coalesce(t."{name}"::VARCHAR, chr(0))' for name in names)
     sql = (
-        f"SELECT t.*, md5(to_json(t)::VARCHAR) AS _digest FROM (SELECT {columns}, {key} AS _key "
-        f"FROM {view} WHERE plan_key = ?) t ORDER BY _key"
+        f"SELECT t.*, md5(concat_ws(chr(31), {values})) AS _digest FROM (SELECT {columns}, {key} AS _key "
+        f"FROM {view} WHERE plan_key = ?) t"
     )
-    return arrow(con, sql, [plan_key])
+    return arrow(con, sql, [plan_key]).sort_by("_key")
