@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any
 
+from ingest_assets.commands import add_commands, run_command, run_forecast
 from ingest_assets.plans import Plan, PlanError, load_plans
 from ingest_assets.settings import LIMIT_FLAGS, Settings
 
@@ -205,9 +206,22 @@ def main(argv: list[str] | None = None) -> int:
     plans = commands.add_parser("plans", help="list plan keys with their settings")
     plans.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
     plans.add_argument("--json", action="store_true", help="print JSON")
+    plans.add_argument(
+        "--diff", action="store_true", help="what a run would parse, create and reuse (no write)"
+    )
+    plans.add_argument("--db", help="with --diff: DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
+    plans.add_argument(
+        "--inbox", help="with --diff: folder of sources (default $INGEST_INBOX or data/sample)"
+    )
+    add_commands(commands)  # changes, export
     args = parser.parse_args(argv)
     try:
+        handled = run_command(args)
+        if handled is not None:
+            return handled
         if args.command == "plans":
+            if args.diff:
+                return run_forecast(args)
             rows = _plan_rows(load_plans(args.plans))
             if args.json:
                 print(json.dumps(rows, indent=2))

@@ -5,8 +5,17 @@ from __future__ import annotations
 import duckdb
 
 
+def downgrade_to_schema_6(con: duckdb.DuckDBPyConnection) -> None:
+    """Give a current store the tables schema 6 had: no chunk_changes, no step_timings."""
+    con.execute("DROP TABLE chunk_changes")
+    con.execute("DROP TABLE step_timings")
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version VALUES (6, now())")
+
+
 def downgrade_to_schema_5(con: duckdb.DuckDBPyConnection) -> None:
-    """Give a current store the tables schema 5 had: no embedding tables."""
+    """Give a current store the tables schema 5 had: no embedding tables either."""
+    downgrade_to_schema_6(con)
     con.execute("DROP VIEW chunk_vectors")
     for table in ("vectors", "chunk_texts", "embedded_sets", "plan_embeddings"):
         con.execute(f"DROP TABLE {table}")

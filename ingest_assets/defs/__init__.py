@@ -7,6 +7,7 @@ module        job
 ``checks``    asset checks over what the store's views show
 ``sensors``   ``ingest_sensor``: runs for exactly what the store says is pending
 ``jobs``      one job per partitions definition
+``exports``   ``export_job``: ``ingest export`` from the UI
 ``partitions``  shards; plan keys x shards
 ``resources`` the store as a resource (one store object per run)
 ``metadata``  step results as metadata, and back
@@ -21,6 +22,7 @@ from dagster import Definitions, MetadataValue, in_process_executor
 
 from ingest_assets.defs import assets
 from ingest_assets.defs.checks import CHECKS
+from ingest_assets.defs.exports import export_job
 from ingest_assets.defs.jobs import chunks_job, documents_job
 from ingest_assets.defs.metadata import plans_table
 from ingest_assets.defs.resources import DuckDBStore
@@ -48,7 +50,7 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     return Definitions(
         assets=[assets.sources, assets.documents, *chunk_assets],
         asset_checks=CHECKS,
-        jobs=[documents_job, chunks_job],
+        jobs=[documents_job, chunks_job, export_job],
         sensors=[ingest_sensor],
         resources={"store": store},
         # Materializations launched from the UI run in one process too (see jobs.py).

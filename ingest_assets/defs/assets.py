@@ -33,6 +33,8 @@ from ingest_assets.defs.partitions import (
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import RESULT_OF_STEP
 from ingest_assets.engine.versions import partition_versions
+from ingest_assets.store.changes import change_counts
+from ingest_assets.store.rows import utc_now
 
 __all__ = [
     "WRITER_POOL",
@@ -68,12 +70,19 @@ def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) 
     engine = store.engine()
     versions: list[str] = []
     for plan_key, keys in _partitions(context).items():
+        started = utc_now()
         results = engine.run(step, keys, plan_key)
         found = partition_versions(engine.store, step, keys, plan_key)
+        with engine.store.connect() as con:
+            moved = change_counts(con, engine.store.run_id, started, plan_key)
         for shard, partition_key in keys.items():
             result = results.get(shard) or RESULT_OF_STEP[step]()
             metadata = result_metadata(result)
             metadata["data_version"] = found[shard]
+            # Chunk ids this step moved in or out of the current views (ingest changes lists them).
+            counted = moved.get(shard, {})
+            metadata["chunks_added"] = counted.get("added", 0)
+            metadata["chunks_removed"] = counted.get("removed", 0)
             if plan_key is not None:
                 metadata["plan"] = plan_key
             context.add_asset_metadata(metadata, partition_key=partition_key)

@@ -52,7 +52,12 @@ class DuckDBStore(ConfigurableResource):
         return cls(**{name: getattr(settings, name) for name in _SHARED})
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
-        self._store = IngestStore(self.database, lock_timeout=self.lock_timeout_seconds)
+        # The run's writes are recorded (chunk_changes, step_timings) under Dagster's run id.
+        self._store = IngestStore(
+            self.database,
+            lock_timeout=self.lock_timeout_seconds,
+            run_id=context.run.run_id if context.run else None,
+        )
 
     def store(self) -> IngestStore:
         """The run's store (a new one outside a run, e.g. in a sensor evaluated without setup)."""

@@ -34,6 +34,7 @@ from dagster import (
     sensor,
 )
 
+from ingest_assets.defs.forecast import forecast_observations
 from ingest_assets.defs.jobs import chunks_job, documents_job
 from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
 from ingest_assets.defs.resources import DuckDBStore
@@ -107,17 +108,23 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
     known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
     added = [plan.key for plan in plans if plan.key not in known]
     registrations = [plan_partitions.build_add_request(added)] if added else []
+    # A new plan key's forecast (ingest plans --diff), shown on its partitions before it runs.
+    forecasts = _forecasts(store, plans, added) if added else []
     active = instance.get_runs(filters=RunsFilter(statuses=_ACTIVE, tags={AUTOMATION_TAG: "true"}), limit=1)
     if active:
         return SensorResult(
-            skip_reason=f"waiting for run {active[0].run_id}", dynamic_partitions_requests=registrations
+            skip_reason=f"waiting for run {active[0].run_id}",
+            dynamic_partitions_requests=registrations,
+            asset_events=forecasts,
         )
     view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS)
     try:
         pending = IngestEngine(view, store.inbox, plans, store.settings().limits).pending()
     except StoreError as error:
         return SensorResult(
-            skip_reason=f"store busy, trying next tick: {error}", dynamic_partitions_requests=registrations
+            skip_reason=f"store busy, trying next tick: {error}",
+            dynamic_partitions_requests=registrations,
+            asset_events=forecasts,
         )
     # Partitions never materialized (a shard with no file yet) get a run too, so every partition
     # shows what the store holds there, not "missing".
@@ -152,7 +159,9 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
             )
         )
     if requests:
-        return SensorResult(run_requests=requests, dynamic_partitions_requests=registrations)
+        return SensorResult(
+            run_requests=requests, dynamic_partitions_requests=registrations, asset_events=forecasts
+        )
     reason = "nothing pending"
     if exhausted:
         shown = ", ".join(exhausted[:4])
@@ -161,4 +170,15 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
             "see those runs and fix the cause (a changed file or plan is new work), or launch them "
             "from the UI"
         )
-    return SensorResult(skip_reason=reason, dynamic_partitions_requests=registrations)
+    return SensorResult(skip_reason=reason, dynamic_partitions_requests=registrations, asset_events=forecasts)
+
+
+def _forecasts(store: DuckDBStore, plans: list, added: list[str]) -> list:
+    """The forecast observations of the ``added`` plan keys; none while the store is busy or
+    the inbox missing (the figures are a help: the tick goes on without them)."""
+    try:
+        return forecast_observations(
+            store.database, store.inbox, plans, added, store.settings(), STORE_WAIT_SECONDS
+        )
+    except (StoreError, FileNotFoundError):
+        return []

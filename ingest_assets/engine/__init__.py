@@ -50,6 +50,7 @@ from ingest_assets.engine.scan import scan_diff
 from ingest_assets.plans import Plan
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
+from ingest_assets.store.changes import local_run_id
 
 __all__ = [
     "CHUNK_STEPS",
@@ -169,8 +170,11 @@ class IngestEngine:
     def run_pending(self) -> RunReport:
         """Run the sequence over the partitions with work, as ``ingest run`` does through Dagster.
 
-        With nothing pending it reads, chunks and writes nothing.
+        With nothing pending it reads, chunks and writes nothing. Its writes are recorded
+        under one new ``local-...`` run id, unless the store was given a run id (Dagster's).
         """
+        if self.store.run_id.startswith("local-"):
+            self.store.run_id = local_run_id()
         report = RunReport(self.pending())
         for step in DOCUMENT_STEPS if report.pending.documents else ():
             report.documents[step] = self.run(step, report.pending.documents)

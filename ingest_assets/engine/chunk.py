@@ -8,13 +8,14 @@ Chunking happens in worker processes between short reads and one short write per
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from ingest_assets.engine.batching import batches
-from ingest_assets.engine.keys import child_set_key, parent_set_key
+from ingest_assets.engine.keys import expected_keys
 from ingest_assets.engine.results import ChunkResult, FailedFile
 from ingest_assets.engine.tasks import ChunkTask, chunk_document
 from ingest_assets.engine.workers import run_batches
@@ -76,9 +77,7 @@ def chunk_parents(
     store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int]
 ) -> dict[str, ChunkResult]:
     """Point ``plan`` at a parent set for each of ``items``; chunk the missing sets."""
-    keys = {
-        i.document_id: parent_set_key(i.document_id, i.version_id, i.route.parent_fingerprint) for i in items
-    }
+    keys = {i.document_id: expected_keys(i.document_id, i.version_id, i.route)[0] for i in items}
     results = {shard: ChunkResult("parent", unrouted=n) for shard, n in unrouted.items()}
     _run(store, plan.key, "parent", items, keys, lambda _: "", None, results)
     return results
@@ -93,17 +92,12 @@ def chunk_children(
     parents = store.members(plan.key, "parent")
     ready = []
     for item in items:
-        expected = parent_set_key(item.document_id, item.version_id, item.route.parent_fingerprint)
+        expected = expected_keys(item.document_id, item.version_id, item.route)[0]
         if parents.get(item.document_id, ("",))[0] == expected:
             ready.append(item)
         else:
             results[item.document.shard].waiting += 1
-    keys = {
-        i.document_id: child_set_key(
-            i.document_id, i.version_id, i.route.child_fingerprint, i.route.parent_fingerprint
-        )
-        for i in ready
-    }
+    keys = {i.document_id: expected_keys(i.document_id, i.version_id, i.route)[1] for i in ready}
 
     def based_on(item: WorkItem) -> str:
         return parents[item.document_id][0]
@@ -168,7 +162,7 @@ def _run(
                 ],
             )
 
-    total = sum(item.document.text_length for item in todo)
+    total, started = sum(item.document.text_length for item in todo), time.perf_counter()
     for batch, outcomes in run_batches(chunk_document, work(), total):
         sets, failures, members_made = [], [], []
         for item, outcome in zip(batch, outcomes, strict=True):
@@ -200,6 +194,8 @@ def _run(
             summaries[key] = SetSummary.of_rows(outcome)
         store.write_chunk_sets(sets, members_made)
         store.record_failures(failures)
+    if todo:
+        store.record_timing(role, plan_key, len(todo), total, time.perf_counter() - started)
     for item in items:
         key = keys.get(item.document_id)
         if key in summaries:

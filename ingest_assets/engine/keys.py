@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 from functools import cache
+from typing import Any
 from uuid import UUID
 
 from chunking.ids import settings_hash
@@ -21,6 +22,7 @@ __all__ = [
     "SHARDS",
     "SHARD_COUNT",
     "child_set_key",
+    "expected_keys",
     "graph_set_key",
     "parent_set_key",
     "parse_key",
@@ -52,6 +54,15 @@ def child_set_key(
 def graph_set_key(parent_key: str, child_key: str) -> str:
     """Key of the graph records built from one parent set and one child set."""
     return settings_hash(["graph", parent_key, child_key])
+
+
+def expected_keys(document_id: UUID, version_id: UUID, route: Any) -> tuple[str, str, str]:
+    """The parent, child and graph set keys a plan's ``route`` (a ``plans.Route``) points one
+    document version at: what the steps write, the pending check looks for and
+    ``ingest plans --diff`` predicts, from this one function."""
+    parent = parent_set_key(document_id, version_id, route.parent_fingerprint)
+    child = child_set_key(document_id, version_id, route.child_fingerprint, route.parent_fingerprint)
+    return parent, child, graph_set_key(parent, child)
 
 
 @cache

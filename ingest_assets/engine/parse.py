@@ -7,6 +7,7 @@ exactly the files it refused. The other documents go on.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 from chunking import LimitExceeded, ParseError
@@ -68,7 +69,8 @@ def parse_sources(
         (batch, [ParseTask(str(source.path), source.uri, key, limits) for source, key in batch])
         for batch in batches(pending, lambda pair: pair[0].size)
     )
-    for batch, outcomes in run_batches(parse_source, work, sum(s.size for s, _ in pending)):
+    started, size = time.perf_counter(), sum(s.size for s, _ in pending)
+    for batch, outcomes in run_batches(parse_source, work, size):
         documents: list[DocumentWrite] = []
         failures: list[FailureWrite] = []
         for (source, key), outcome in zip(batch, outcomes, strict=True):
@@ -83,4 +85,6 @@ def parse_sources(
                 result.failures.append(FailedFile(source.uri, failure.error))
                 failures.append(failure)
         store.write_parsed(documents, failures)
+    if pending:
+        store.record_timing("parse", None, len(pending), size, time.perf_counter() - started)
     return results

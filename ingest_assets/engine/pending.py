@@ -19,7 +19,7 @@ from typing import Any
 from chunking.parsers import ParseLimits
 from ingest_assets.engine.batching import subset
 from ingest_assets.engine.embed import plan_row
-from ingest_assets.engine.keys import SHARDS, child_set_key, graph_set_key, parent_set_key
+from ingest_assets.engine.keys import SHARDS, expected_keys
 from ingest_assets.engine.parse import needs_parse
 from ingest_assets.engine.scan import ScanDiff
 from ingest_assets.plans import Plan
@@ -164,22 +164,18 @@ def _plan_pending(
             continue
         count = counts.setdefault(doc.shard, {"parent": 0, "child": 0, "graph": 0})
         failed_key = (doc.source_uri, doc.content_hash)
-        parent = parent_set_key(doc.document_id, doc.version_id, route.parent_fingerprint)
+        parent, child, graph = expected_keys(doc.document_id, doc.version_id, route)
         if parents.get(doc.document_id) != (parent, ""):
             if failed_key not in failed_parent:
                 missing.setdefault(doc.shard, []).append(("parent", parent))
             continue
         count["parent"] += 1
-        child = child_set_key(
-            doc.document_id, doc.version_id, route.child_fingerprint, route.parent_fingerprint
-        )
         if children.get(doc.document_id) != (child, parent):
             if failed_key not in failed_child:
                 missing.setdefault(doc.shard, []).append(("child", child))
             continue
         count["child"] += 1
         count.setdefault("child_sets", []).append(child)  # for _embedding_pending, which pops it
-        graph = graph_set_key(parent, child)
         if graphs.get(doc.document_id) != (graph, child):
             missing.setdefault(doc.shard, []).append(("graph", graph))
             continue

@@ -17,9 +17,12 @@ from ingest_assets.store.rows import PREVIEW_ROWS, utc_now
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "schema_sql"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
 MIGRATIONS: dict[int, str] = {
+    # 7: runs record which chunk ids entered and left the current view, and how long their
+    # work took (the dry run's estimate). Earlier runs recorded neither: both start empty.
+    6: "{table:chunk_changes} {table:step_timings}",
     # 6: embeddings: vectors keyed by text hash and model, each child set's text hashes, the
     # sets fully embedded, each plan's embedding stage, and the chunk_vectors view.
     5: "{table:vectors} {table:chunk_texts} {table:embedded_sets} {table:plan_embeddings} "

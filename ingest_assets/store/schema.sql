@@ -199,6 +199,31 @@ CREATE TABLE failure_log (
     "at"         TIMESTAMP NOT NULL
 );
 
+-- Which chunk ids entered ('added') and left ('removed') current_chunks per plan, appended by
+-- the transaction that moved them (see ingest_assets.store.changes); unchanged chunks are not
+-- listed. run_id is the Dagster run's id, or a generated 'local-...' id outside Dagster.
+CREATE TABLE chunk_changes (
+    run_id      VARCHAR NOT NULL,
+    plan_key    VARCHAR NOT NULL,
+    chunk_id    UUID NOT NULL,
+    document_id UUID NOT NULL,
+    level       TINYINT NOT NULL,
+    "change"    VARCHAR NOT NULL,
+    "at"        TIMESTAMP NOT NULL
+);
+
+-- How long the work of a step took: one row per step call that parsed, chunked or built
+-- something (a no-op writes none). ``ingest plans --diff`` estimates time from these rates.
+CREATE TABLE step_timings (
+    run_id    VARCHAR NOT NULL,
+    step      VARCHAR NOT NULL,   -- 'parse', 'parent', 'child', 'graph'
+    plan_key  VARCHAR,
+    items     INTEGER NOT NULL,   -- documents parsed, sets chunked or built
+    work      BIGINT NOT NULL,    -- bytes parsed, or characters chunked (see engine.timing)
+    seconds   DOUBLE NOT NULL,
+    "at"      TIMESTAMP NOT NULL
+);
+
 -- ---------------------------------------------------------------- read side (contract)
 
 CREATE VIEW current_documents AS

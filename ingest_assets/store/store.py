@@ -25,6 +25,7 @@ from uuid import UUID
 import duckdb
 
 from ingest_assets.settings import Settings
+from ingest_assets.store.changes import ViewScope, local_run_id, record_view_change, tracked, view_ids
 from ingest_assets.store.connection import Connections
 from ingest_assets.store.errors import StoreError
 from ingest_assets.store.recent import Recent
@@ -78,6 +79,8 @@ TABLES = (
     "graph_node_rows",
     "graph_edge_rows",
     "failure_log",
+    "chunk_changes",
+    "step_timings",
 )
 
 
@@ -88,12 +91,20 @@ class IngestStore:
         path: The database file; created (with its folder) on first use.
         lock_timeout: Seconds to keep retrying while another process holds the file.
         settings: DuckDB settings come from here (default: read from the environment now).
+        run_id: The run its writes are recorded under in ``chunk_changes`` and ``step_timings``
+            (Dagster's run id inside a run); default a generated ``local-...`` id.
     """
 
     def __init__(
-        self, path: str | Path, *, lock_timeout: float = 60.0, settings: Settings | None = None
+        self,
+        path: str | Path,
+        *,
+        lock_timeout: float = 60.0,
+        settings: Settings | None = None,
+        run_id: str | None = None,
     ) -> None:
         self.path = Path(path)
+        self.run_id = run_id or local_run_id()
         config = (settings or Settings.from_env()).duckdb_config()
         self._connections = Connections(self.path, lock_timeout, config)
         self._recent = Recent()
@@ -133,15 +144,17 @@ class IngestStore:
             known = dict(con.execute("SELECT plan_key, live FROM plans").fetchall())
             added = [k for k in wanted if known.get(k) is not True]
             retire = [k for k, live in known.items() if live and k not in wanted]
-            if retire:
-                con.execute("UPDATE plans SET live = FALSE WHERE list_contains(?, plan_key)", [retire])
-            if added:
-                con.execute("DELETE FROM plans WHERE list_contains(?, plan_key)", [added])
+            now = utc_now()
+            with tracked(con, self.run_id, ViewScope.plans([*added, *retire]), now):
+                if retire:
+                    con.execute("UPDATE plans SET live = FALSE WHERE list_contains(?, plan_key)", [retire])
+                if added:
+                    con.execute("DELETE FROM plans WHERE list_contains(?, plan_key)", [added])
                 for key in added:
                     name, fp, settings = wanted[key]
                     con.execute(
                         "INSERT INTO plans VALUES (?, ?, ?, ?, TRUE, ?)",
-                        [key, name, fp, json.dumps(settings, sort_keys=True), utc_now()],
+                        [key, name, fp, json.dumps(settings, sort_keys=True), now],
                     )
         return added
 
@@ -174,7 +187,10 @@ class IngestStore:
         if not rows:
             return
         now = utc_now()
-        with self.transaction() as con:
+        with (
+            self.transaction() as con,
+            tracked(con, self.run_id, ViewScope.documents(r.document_id for r in rows), now),
+        ):
             replace(con, "sources", source_rows(rows, now))
 
     def write_parsed(self, documents: Sequence[DocumentWrite], failures: Sequence[FailureWrite]) -> None:
@@ -199,6 +215,12 @@ class IngestStore:
                 ).fetchall()
             }
             fresh = [d for d, key in zip(documents, keys, strict=True) if key not in known]
+            failed = con.execute(
+                "SELECT document_id FROM sources WHERE list_contains(?, uri)",
+                [[f.source_uri for f in failures]],
+            ).fetchall()
+            moved = ViewScope.documents([d.document_id for d in documents] + [r[0] for r in failed])
+            before = view_ids(con, moved)
             insert(con, "documents", document_rows(fresh, now), DOCUMENTS)
             insert(con, "document_body_parts", body_parts(fresh), BODY_PARTS)
             for d in documents:
@@ -218,6 +240,7 @@ class IngestStore:
                         [f.parse_key, now, f.source_uri],
                     )
             self._record_failures(con, failures, now)
+            record_view_change(con, self.run_id, before, moved, now)
         for d in fresh:  # committed: the next step chunks them
             body = compressed_body(d)
             self._recent.put(("body", str(d.document_id), str(d.version_id)), body, len(body))
@@ -360,7 +383,8 @@ class IngestStore:
             insert(con, "chunk_sets", chunk_set_rows(fresh, now), CHUNK_SETS)
             rows = [row for s in fresh for row in s.rows]
             insert(con, "chunks", rows, CHUNKS)
-            self._write_members(con, members, now)
+            with tracked(con, self.run_id, ViewScope.documents(m.document_id for m in members), now):
+                self._write_members(con, members, now)
         for s in sets:  # committed (by this writer or, the same rows, another): the next step reads them
             ordered = sorted(s.rows, key=lambda row: row["index"])
             self._recent.put(("set", s.set_key), ordered, rows_size(ordered))
@@ -457,6 +481,15 @@ class IngestStore:
         for row in rows:
             grouped[row[0]].append(row[1:])
         return names, grouped
+
+    def record_timing(self, step: str, plan_key: str | None, items: int, work: int, seconds: float) -> None:
+        """Record how long ``step`` took over ``items`` (``work`` bytes or characters); see
+        ``step_timings`` in schema.sql."""
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO step_timings VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [self.run_id, step, plan_key, items, work, seconds, utc_now()],
+            )
 
     # ------------------------------------------------------------------ reading
 

@@ -19,7 +19,7 @@ from ingest_assets.embeddings import embedded_text, models
 from ingest_assets.engine.tasks import stored_chunk
 from ingest_assets.plans import PlanError, load_plans
 from ingest_assets.search import search
-from ingest_assets.store import IngestStore, invariants
+from ingest_assets.store import SCHEMA_VERSION, IngestStore, invariants
 from tests.ingest.conftest import Pipeline, plan_spec
 from tests.ingest.test_sensors import _execute, _requests, _settle, _tick
 from tests.old_schemas import downgrade_to_schema_5
@@ -287,7 +287,7 @@ def test_schema_5_store_gains_the_embedding_tables(pipeline: Pipeline, counter: 
     with duckdb.connect(str(pipeline.db)) as con:
         downgrade_to_schema_5(con)
     store = IngestStore(pipeline.db)
-    assert store.query("SELECT max(version) FROM schema_version")[0][0] == 6
+    assert store.query("SELECT max(version) FROM schema_version")[0][0] == SCHEMA_VERSION
     assert store.query("SELECT count(*) FROM chunk_vectors")[0][0] == 0
     pipeline.write_plans(default=embedding_plan())
     summary = pipeline.run()

@@ -1,5 +1,6 @@
 """Older stores full of data are migrated in place, with nothing redone afterwards: schema 3 to
-4 (bodies, token stats and the sources' stat columns), schema 4 to 5 (set previews)."""
+4 (bodies, token stats and the sources' stat columns), schema 4 to 5 (set previews), schema 5 to
+6 (chunk_changes and step_timings, empty until the next write)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ from ingest_assets.plans import load_plans
 from ingest_assets.store import SCHEMA_VERSION, IngestStore
 from ingest_assets.store.writes import BODY_PART_BYTES
 from tests.ingest.conftest import Pipeline
-from tests.old_schemas import downgrade_to_schema_3, downgrade_to_schema_4
+from tests.old_schemas import (
+    downgrade_to_schema_3,
+    downgrade_to_schema_4,
+    downgrade_to_schema_6,
+)
 
 
 def _engine(pipeline: Pipeline) -> IngestEngine:
@@ -71,3 +76,22 @@ def test_schema_4_store_gets_the_previews_new_sets_are_written_with(pipeline: Pi
     assert migrated.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
     assert _token_stats(migrated) == stats
     _assert_nothing_is_redone(pipeline)
+
+
+def test_schema_6_store_gets_empty_change_and_timing_tables_the_next_edit_fills(pipeline: Pipeline) -> None:
+    _engine(pipeline).run_pending()
+    with duckdb.connect(str(pipeline.db)) as con:
+        downgrade_to_schema_6(con)
+    migrated = IngestStore(pipeline.db)
+    migrated.check()
+    assert migrated.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
+    assert migrated.query("SELECT count(*) FROM chunk_changes") == [(0,)]
+    _assert_nothing_is_redone(pipeline)
+    edited = pipeline.inbox / "troubleshooting.md"
+    edited.write_text(edited.read_text() + "\n\nOne more tip.\n")
+    _engine(pipeline).run_pending()
+    moved = dict(migrated.query('SELECT "change", count(*) FROM chunk_changes GROUP BY ALL'))
+    assert moved["added"] > 0 and moved["removed"] > 0
+    assert {step for (step,) in migrated.query("SELECT DISTINCT step FROM step_timings")} == {
+        "parse", "parent", "child", "graph",
+    }  # fmt: skip

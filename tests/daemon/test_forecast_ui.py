@@ -1,0 +1,82 @@
+"""A new plan key's forecast in the UI (headless Chromium over a real ``dagster dev``): after
+an edit of the plans file, ``ingest_sensor`` reports ``ingest plans --diff``'s figures as an
+observation on each of the new key's ``parent_chunks`` partitions, and the partition's page
+shows them. Needs Debian's ``chromium`` and the ``playwright`` package; no browser download."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ingest_assets.plans import load_plans
+from tests.daemon.conftest import Workspace
+from tests.daemon.harness import DagsterDev
+from tests.daemon.test_browser import CHROMIUM, _skip_community_dialog
+
+pytestmark = pytest.mark.slow
+sync_api = pytest.importorskip("playwright.sync_api")
+
+Q_OBSERVATIONS = """
+query ($key: AssetKeyInput!, $partitions: [String!]) {
+  assetOrError(assetKey: $key) {
+    __typename
+    ... on Asset { assetObservations(partitions: $partitions, limit: 5) {
+      partition metadataEntries { label ... on IntMetadataEntry { intValue } } } }
+  }
+}
+"""
+
+
+def test_a_new_plan_keys_forecast_shows_on_its_partition_page(
+    start_dagster_dev: Callable[..., DagsterDev], workspace: Workspace, tmp_path: Path
+) -> None:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run does)")
+    dev = start_dagster_dev(env={"INGEST_SENSOR_SECONDS": "2", "INGEST_WORKERS": "1"}, seed=True)
+    plans = yaml.safe_load(workspace.plans_file.read_text())
+    plans["plans"]["default"]["routes"]["*"]["child"]["size"] = 200
+    workspace.plans_file.write_text(yaml.safe_dump(plans))
+    (new_key,) = [plan.key for plan in load_plans(workspace.plans_file)]
+    shard = workspace.busiest_shard()
+    partition = f"{new_key}|{shard}"
+    dev.start_sensor("ingest_sensor")
+    deadline, figures = time.monotonic() + 120, {}
+    while time.monotonic() < deadline and not figures:
+        result = dev.graphql(Q_OBSERVATIONS, {"key": {"path": ["parent_chunks"]}, "partitions": [partition]})
+        for event in result["assetOrError"].get("assetObservations", []):
+            figures = {e["label"]: e.get("intValue") for e in event["metadataEntries"]}
+        time.sleep(1)
+    assert figures, dev.log_tail()
+    assert figures["forecast_parent_sets_created"] == 0 and figures["forecast_child_sets_created"] > 0
+    dev.stop_sensor("ingest_sensor")
+    # The same tick launched the new key's runs: let them end, so the events list holds still.
+    for run in dev.runs():
+        dev.wait_for_run(run.run_id, timeout=180)
+
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(30_000)
+            page.goto(f"{dev.url}/assets/parent_chunks?view=events", wait_until="networkidle")
+            _skip_community_dialog(page)
+            forecast = page.get_by_text("forecast_child_sets_created")
+            # The list holds the key's materializations too: open its events until the observation.
+            items = page.get_by_text(partition, exact=True)
+            items.first.wait_for()
+            for index in range(items.count()):
+                items.nth(index).click()
+                page.wait_for_timeout(500)
+                if forecast.count():
+                    break
+            forecast.first.wait_for()
+            page.screenshot(path=shots / "forecast-observation.png", full_page=True)
+            assert page.get_by_text(f"Partition {partition} observed").count() == 1
+        finally:
+            browser.close()

@@ -1,0 +1,142 @@
+"""chunk_changes end to end: each run (real Dagster runs through ``run_pipeline``) records
+exactly the chunk ids that entered and left each plan's current view; ``ingest changes``
+lists them; the steps' metadata counts them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dagster import AssetKey
+
+from ingest_assets.cli import main
+from tests.ingest.conftest import Pipeline, plan_spec
+
+
+def _view(p: Pipeline) -> set[tuple[str, str]]:
+    return {(plan, str(i)) for plan, i in p.rows("SELECT plan_key, id FROM current_chunks")}
+
+
+def _changes(p: Pipeline, after: Any = None) -> list[tuple[str, str, str, str]]:
+    rows = p.rows(
+        'SELECT run_id, plan_key, chunk_id::VARCHAR, "change" FROM chunk_changes '
+        'WHERE ? IS NULL OR "at" > ? ORDER BY "at"',
+        after,
+        after,
+    )
+    return [tuple(r) for r in rows]
+
+
+def _last_at(p: Pipeline) -> Any:
+    return p.rows('SELECT max("at") FROM chunk_changes')[0][0]
+
+
+def _net(changes: list[tuple[str, str, str, str]]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    added = {(plan, chunk) for _, plan, chunk, change in changes if change == "added"}
+    removed = {(plan, chunk) for _, plan, chunk, change in changes if change == "removed"}
+    return added, removed
+
+
+def test_fresh_ingest_records_every_current_chunk_as_added_under_dagster_run_ids(pipeline: Pipeline) -> None:
+    pipeline.run()
+    changes = _changes(pipeline)
+    added, removed = _net(changes)
+    assert removed == set()
+    assert added == _view(pipeline) and len(changes) == len(added)
+    runs = {run_id for run_id, *_ in changes}
+    dagster_runs = {r.run_id for r in pipeline.instance.get_runs()}
+    assert runs <= dagster_runs and runs
+
+
+def test_noop_records_nothing_and_an_edit_lists_exactly_that_documents_chunks(pipeline: Pipeline) -> None:
+    pipeline.run()
+    mark = _last_at(pipeline)
+    pipeline.run()
+    assert _changes(pipeline, mark) == []
+    before = _view(pipeline)
+    target = pipeline.inbox / "getting-started.md"
+    (doc_id,) = pipeline.rows("SELECT document_id FROM current_documents WHERE path = ?", str(target))[0]
+    old_ids = {
+        (p, str(i))
+        for p, i in pipeline.rows("SELECT plan_key, id FROM current_chunks WHERE document_id = ?", doc_id)
+    }
+    target.write_text(target.read_text() + "\n\nOne more paragraph about getting started.\n")
+    pipeline.run()
+    after = _view(pipeline)
+    new_ids = {
+        (p, str(i))
+        for p, i in pipeline.rows("SELECT plan_key, id FROM current_chunks WHERE document_id = ?", doc_id)
+    }
+    added, removed = _net(_changes(pipeline, mark))
+    assert added == after - before == new_ids
+    assert removed == before - after == old_ids
+    assert {
+        d for (d,) in pipeline.rows('SELECT DISTINCT document_id FROM chunk_changes WHERE "at" > ?', mark)
+    } == {doc_id}
+
+
+def test_child_size_change_and_delete_record_the_moves(pipeline: Pipeline) -> None:
+    first = pipeline.run()
+    old_key = first["plans"][0]
+    old_view = _view(pipeline)
+    mark = _last_at(pipeline)
+    pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
+    (new_key,) = pipeline.run()["plans"]
+    added, removed = _net(_changes(pipeline, mark))
+    assert removed == old_view  # the retired plan leaves the view
+    assert added == _view(pipeline) and {plan for plan, _ in added} == {new_key} != {old_key}
+    mark = _last_at(pipeline)
+    gone = pipeline.inbox / "troubleshooting.md"
+    (doc_id,) = pipeline.rows("SELECT document_id FROM current_documents WHERE path = ?", str(gone))[0]
+    ids = {
+        (p, str(i))
+        for p, i in pipeline.rows("SELECT plan_key, id FROM current_chunks WHERE document_id = ?", doc_id)
+    }
+    gone.unlink()
+    pipeline.run()
+    added, removed = _net(_changes(pipeline, mark))
+    assert added == set() and removed == ids and ids
+
+
+def test_step_metadata_counts_the_chunks_each_partition_moved(pipeline: Pipeline) -> None:
+    pipeline.run()
+    counts = {"added": 0, "removed": 0}
+    for asset in ("parent_chunks", "child_chunks"):
+        for event in pipeline.instance.fetch_materializations(AssetKey(asset), limit=100).records:
+            metadata = event.asset_materialization.metadata
+            counts["added"] += metadata["chunks_added"].value
+            counts["removed"] += metadata["chunks_removed"].value
+    assert counts == {"added": len(_view(pipeline)), "removed": 0}
+
+
+def test_ingest_changes_lists_a_run_and_refuses_bad_input(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipeline.run()
+    mark = _last_at(pipeline)
+    target = pipeline.inbox / "field-notes.html"
+    target.write_text(target.read_text().replace("</body>", "<p>Late note.</p></body>"))
+    pipeline.run()
+    # The documents run takes the old version's chunks out; the chunks run puts the new ones in.
+    runs = pipeline.rows(
+        'SELECT run_id, list(DISTINCT "change") FROM chunk_changes WHERE "at" > ? GROUP BY run_id', mark
+    )
+    assert sorted(changes for _, changes in runs) == [["added"], ["removed"]]
+    (edit_run,) = [run for run, changes in runs if changes == ["added"]]
+    capsys.readouterr()
+    assert main(["changes", "--db", str(pipeline.db), "--run", edit_run, "--chunks"]) == 0
+    out = capsys.readouterr().out
+    ids = [
+        r[0] for r in pipeline.rows("SELECT chunk_id::VARCHAR FROM chunk_changes WHERE run_id = ?", edit_run)
+    ]
+    assert "field-notes.html" in out and all(i in out for i in ids)
+    assert main(["changes", "--db", str(pipeline.db), "--since", edit_run]) == 0
+    assert "no chunk entered or left" in capsys.readouterr().out
+    for argv, needle in (
+        (["--since", "yesterday"], "--since yesterday: neither a time"),
+        (["--plan", "nosuch"], "--plan nosuch: no plan"),
+    ):
+        assert main(["changes", "--db", str(pipeline.db), *argv]) == 1
+        assert needle in capsys.readouterr().err
+    assert main(["changes", "--db", str(pipeline.db.parent / "missing.duckdb")]) == 1
+    assert "no store file there" in capsys.readouterr().err

@@ -1,0 +1,156 @@
+"""``ingest plans --diff`` predicts, set for set, what the next run does: the forecast is made
+read-only (the store file is byte-identical after it), then the real run (Dagster, through
+``run_pipeline``) is compared with it key for key, for a new plan, a child-size change and an
+edit (plus a deletion)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from ingest_assets.cli import main
+from ingest_assets.engine.forecast import ROLES, Forecast, forecast
+from ingest_assets.settings import Settings
+from tests.ingest.conftest import Pipeline, plan_spec
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _stored(p: Pipeline) -> dict[str, set[str]]:
+    return {
+        "parent": {k for (k,) in p.rows("SELECT set_key FROM chunk_sets WHERE level = 1")},
+        "child": {k for (k,) in p.rows("SELECT set_key FROM chunk_sets WHERE level = 0")},
+        "graph": {k for (k,) in p.rows("SELECT set_key FROM graph_sets")},
+    }
+
+
+def _predict(p: Pipeline) -> Forecast:
+    """The forecast, asserting it wrote nothing."""
+    before, counts = _digest(p.db), p.store.table_counts()
+    result = forecast(p.store, p.inbox, p.plans(), Settings.from_env().limits)
+    assert _digest(p.db) == before and p.store.table_counts() == counts
+    return result
+
+
+def _assert_run_matches(p: Pipeline, predicted: Forecast) -> None:
+    """Run, then compare what the run did with ``predicted``, set for set."""
+    stored_before = _stored(p)
+    p.run()
+    stored_after = _stored(p)
+    for role in ROLES:
+        created = stored_after[role] - stored_before[role]
+        assert created == set().union(*(plan.keys(role, "create") for plan in predicted.plans)), role
+    available = {role: set(keys) for role, keys in stored_before.items()}
+    for plan in predicted.plans:
+        members = p.rows("SELECT role, set_key FROM current_members WHERE plan_key = ?", plan.key)
+        for role in ROLES:
+            create, reuse = plan.keys(role, "create"), plan.keys(role, "reuse")
+            assert {k for r, k in members if r == role} == create | reuse, (plan.key, role)
+            assert reuse <= available[role] and not create & available[role]
+            available[role] |= create
+    versions = dict(p.rows("SELECT uri, version_id::VARCHAR FROM sources WHERE NOT deleted"))
+    assert {uri: versions[uri] for uri in predicted.versions} == predicted.versions
+
+
+def test_forecast_of_a_fresh_store_and_a_new_plan_matches_the_runs(pipeline: Pipeline) -> None:
+    pipeline.run()  # the store exists; then the inbox starts over in a new plan
+    pipeline.write_plans(default=plan_spec(), wide=plan_spec(parent=900, child=300))
+    predicted = _predict(pipeline)
+    default, wide = predicted.plans
+    assert default.live and not wide.live
+    assert not default.keys("parent", "create") and wide.keys("parent", "create")
+    _assert_run_matches(pipeline, predicted)
+
+
+def test_forecast_of_a_child_size_change_reuses_every_parent(pipeline: Pipeline) -> None:
+    first = pipeline.run()
+    pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
+    predicted = _predict(pipeline)
+    (plan,) = predicted.plans
+    files = first["documents"]["parsed"]
+    assert len(plan.keys("parent", "reuse")) == files and not plan.keys("parent", "create")
+    assert len(plan.keys("child", "create")) == files and predicted.retired == first["plans"]
+    assert predicted.seconds is not None  # the first run stored timings
+    _assert_run_matches(pipeline, predicted)
+
+
+def test_forecast_of_an_edit_and_a_delete_names_that_document_only(pipeline: Pipeline) -> None:
+    pipeline.run()
+    edited = pipeline.inbox / "chunking-settings.md"
+    edited.write_text(edited.read_text() + "\n\nOne more setting, explained.\n")
+    (pipeline.inbox / "orchard-harvest.csv").unlink()
+    predicted = _predict(pipeline)
+    assert (predicted.changed, predicted.deleted, predicted.parse) == (1, 1, {"markdown": 1})
+    (plan,) = predicted.plans
+    assert all(len(plan.keys(role, "create")) == 1 for role in ROLES)
+    assert "csv" not in plan.kinds
+    _assert_run_matches(pipeline, predicted)
+    # Nothing left to do: the forecast says so, and a run creates nothing.
+    after = _predict(pipeline)
+    assert after.parse == {} and not any(p.keys(r, "create") for p in after.plans for r in ROLES)
+
+
+def test_ingest_plans_diff_prints_per_kind_and_refuses_bad_input(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pipeline.run()
+    pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
+    before = _digest(pipeline.db)
+    argv = ["plans", "--diff", "--db", str(pipeline.db), "--inbox", str(pipeline.inbox)]
+    assert main([*argv, "--plans", str(pipeline.plans_file)]) == 0
+    out = capsys.readouterr().out
+    assert "read-only" in out and "markdown" in out and "estimate for the run:" in out
+    assert _digest(pipeline.db) == before
+    assert main([*argv, "--plans", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml" in capsys.readouterr().err
+    assert (
+        main(["plans", "--diff", "--db", str(tmp_path / "no.duckdb"), "--plans", str(pipeline.plans_file)])
+        == 1
+    )
+    assert "no store file there" in capsys.readouterr().err
+
+
+def test_sensor_shows_a_new_plan_keys_forecast_on_its_partitions(pipeline: Pipeline) -> None:
+    from dagster import AssetKey, MultiPartitionKey, SensorResult
+
+    from tests.ingest.test_sensors import _execute, _settle, _tick
+
+    _settle(pipeline)
+    pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
+    (new_key,) = [plan.key for plan in pipeline.plans()]
+    predicted = _predict(pipeline)
+    result = _tick(pipeline)
+    assert isinstance(result, SensorResult)
+    events = {e.partition: e for e in result.asset_events}
+    assert set(events) == {
+        MultiPartitionKey({"plan": new_key, "shard": s})
+        for s in ("00", "01", "02", "03", "04", "05", "06", "07")
+    }
+    (plan,) = predicted.plans
+    by_shard = {key.keys_by_dimension["shard"]: e.metadata for key, e in events.items()}
+    for shard, metadata in by_shard.items():
+        work = plan.shards.get(shard)
+        expected = len(work.sets["child"]["create"]) if work else 0
+        assert metadata["forecast_child_sets_created"].value == expected
+        assert metadata["forecast_parent_sets_created"].value == 0
+    assert sum(m["forecast_child_sets_created"].value for m in by_shard.values()) == len(
+        plan.keys("child", "create")
+    )
+    # The figures are what each partition's run then reports.
+    _execute(pipeline, result)
+    _settle(pipeline)
+    seen = set()
+    for record in pipeline.instance.fetch_materializations(AssetKey("child_chunks"), limit=200).records:
+        materialization = record.asset_materialization
+        if materialization.partition.startswith(new_key):
+            seen.add(materialization.partition)
+            shard = materialization.partition.split("|")[1]
+            assert (
+                materialization.metadata["created"].value
+                == by_shard[shard]["forecast_child_sets_created"].value
+            )
+    assert len(seen) == 8
