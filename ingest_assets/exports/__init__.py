@@ -1,5 +1,5 @@
-"""Exports: one plan's chunks, graph nodes and edges, in full or as what changed since an
-earlier export, for a vector or graph store downstream (no Dagster here; ``ingest export`` and
+"""Exports: one plan's chunks, graph nodes and edges (and vectors, in parquet and jsonl), in
+full or as what changed since an earlier export, for a vector or graph store downstream (no Dagster here; ``ingest export`` and
 the ``export_job`` in Dagster both call :func:`export_plan`).
 
 =================  ==================================================================
@@ -36,7 +36,7 @@ from ingest_assets.exports.increments import (
     read_tables,
     state_table,
 )
-from ingest_assets.exports.views import TABLES, read_view
+from ingest_assets.exports.views import GRAPH_TABLES, TABLES, read_view
 from ingest_assets.exports.writers import FORMATS, neo4j_import_command
 from ingest_assets.store import IngestStore
 
@@ -121,7 +121,8 @@ def export_plan(
     base_manifest = json.loads((base_folder / "manifest.json").read_text()) if base_folder else None
     _prepare(out)
     with store.connect() as con:
-        tables = {name: read_view(con, name, plan_key) for name in TABLES}
+        names = GRAPH_TABLES if fmt in ("graphml", "neo4j-csv") else TABLES
+        tables = {name: read_view(con, name, plan_key) for name in names}
     written, removed = tables, []
     if base_folder is not None:
         written, removed = changed_rows(tables, read_state(base_folder))
@@ -143,7 +144,7 @@ def export_plan(
         if base_manifest is None
         else {"export_id": base_manifest["export_id"], "folder": os.path.abspath(base_folder)},
         "rows": {name: t.num_rows for name, t in written.items()},
-        "removed": {name: sum(1 for r in removed if r["table"] == name) for name in TABLES},
+        "removed": {name: sum(1 for r in removed if r["table"] == name) for name in tables},
         "totals": {name: t.num_rows for name, t in tables.items()},
         "files": [*files, "state.parquet"],
     }

@@ -1,7 +1,8 @@
-"""What an export reads: one plan's chunks, graph nodes and graph edges, as Arrow tables.
+"""What an export reads: one plan's chunks, graph nodes, graph edges and (for a plan that
+embeds) its children's vectors, as Arrow tables.
 
 No Dagster here. Each table is read from the store's read-side views (``current_chunks``,
-``graph_nodes``, ``graph_edges``) in key order, ids as text and JSON as JSON text, with two
+``graph_nodes``, ``graph_edges``, ``chunk_vectors``) in key order, ids as text and JSON as JSON text, with two
 columns the export does not write: ``_key`` (a row's identity: a chunk's or node's id, an
 edge's ``source_id|target_id|type``) and ``_digest`` (an MD5 of the row's values, so an
 incremental export can tell a row that changed under the same key).
@@ -15,7 +16,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-__all__ = ["TABLES", "arrow", "read_view"]
+__all__ = ["GRAPH_TABLES", "TABLES", "arrow", "read_view"]
 
 # table -> (SELECT list over the view, view, key expression); plan_key is left out: the
 # manifest names the plan, and a row that two plan keys share is the same row.
@@ -34,10 +35,25 @@ _QUERIES: dict[str, tuple[str, str, str]] = {
         "graph_edges",
         "source_id || '|' || target_id || '|' || type",
     ),
+    # A child's vector under the plan's current model (a plan embeds with one model at a time,
+    # so the chunk id is the key; a model change changes every row's digest). Empty for a plan
+    # without an embedding stage.
+    "vectors": (
+        "id::VARCHAR AS id, model, text_mode, dimension, text_hash, vector",
+        "chunk_vectors",
+        "id::VARCHAR",
+    ),
 }
 TABLES = tuple(_QUERIES)
+# The graph formats (graphml, neo4j-csv) carry the graph; vectors go with the tabular ones.
+GRAPH_TABLES = ("chunks", "nodes", "edges")
 # Columns holding JSON text (written as JSON objects in JSON Lines, as text elsewhere).
-JSON_COLUMNS = {"chunks": ("provenance", "metadata"), "nodes": ("properties",), "edges": ("properties",)}
+JSON_COLUMNS = {
+    "chunks": ("provenance", "metadata"),
+    "nodes": ("properties",),
+    "edges": ("properties",),
+    "vectors": (),
+}
 
 
 def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any], batch_rows: int = 2048) -> pa.Table:
@@ -54,7 +70,7 @@ def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any], batch_row
 
 
 def read_view(con: duckdb.DuckDBPyConnection, table: str, plan_key: str) -> pa.Table:
-    """``table`` (``chunks``, ``nodes`` or ``edges``) of ``plan_key``, with ``_key`` and
+    """``table`` (``chunks``, ``nodes``, ``edges`` or ``vectors``) of ``plan_key``, with ``_key`` and
     ``_digest``, sorted by key (in Arrow: a sort in DuckDB would hold every row in its pool)."""
     columns, view, key = _QUERIES[table]
     # The digest hashes every value as text, separated and with NULL marked (to_json of the

@@ -1,11 +1,11 @@
-"""The export formats: each writer puts the ``chunks``, ``nodes`` and ``edges`` tables (see
-:mod:`.views`, without their ``_key`` / ``_digest`` columns) into a folder and returns the
-files it wrote. No Dagster here.
+"""The export formats: each writer puts the ``chunks``, ``nodes`` and ``edges`` tables (and
+for the tabular formats ``vectors``; see :mod:`.views`, without their ``_key`` / ``_digest``
+columns) into a folder and returns the files it wrote. No Dagster here.
 
-* ``parquet``: ``chunks.parquet``, ``nodes.parquet``, ``edges.parquet`` (zstd); JSON columns as
-  JSON text. The main format.
-* ``jsonl``: ``chunks.jsonl``, ``nodes.jsonl``, ``edges.jsonl``, one object per line, JSON
-  columns as objects.
+* ``parquet``: ``chunks.parquet``, ``nodes.parquet``, ``edges.parquet``, ``vectors.parquet``
+  (zstd; a vector is a list of float32); JSON columns as JSON text. The main format.
+* ``jsonl``: ``chunks.jsonl``, ``nodes.jsonl``, ``edges.jsonl``, ``vectors.jsonl``, one object
+  per line, JSON columns as objects.
 * ``graphml``: ``graph.graphml`` through networkx, a directed multigraph: each node has
   ``label`` and its properties as attributes, each edge ``type`` (also its key) and its
   properties. A property that is not one plain type across all nodes (lists, objects, nulls,

@@ -42,7 +42,7 @@ def test_export_job_writes_parquet_and_an_increment(pipeline: Pipeline, tmp_path
         instance=pipeline.instance,
     )
     assert again.success
-    assert read_tables(tmp_path / "inc") == {"chunks": [], "nodes": [], "edges": []}
+    assert read_tables(tmp_path / "inc") == {"chunks": [], "nodes": [], "edges": [], "vectors": []}
 
 
 def test_export_job_fails_with_the_fix_for_bad_config(pipeline: Pipeline, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from ingest_assets.cli import main
 from ingest_assets.exports import ExportError, apply_increment, export_plan, read_tables
-from tests.ingest.conftest import Pipeline
+from tests.ingest.conftest import Pipeline, plan_spec
 
 
 def _views(p: Pipeline, plan_key: str) -> dict[str, list[dict[str, Any]]]:
@@ -46,11 +46,20 @@ def _views(p: Pipeline, plan_key: str) -> dict[str, list[dict[str, Any]]]:
             [plan_key],
         )
     ]
-    return {"chunks": rows, "nodes": nodes, "edges": edges}
+    vectors = [
+        dict(zip(("id", "model", "text_mode", "dimension", "text_hash", "vector"), r, strict=True))
+        for r in store.query(
+            "SELECT id::VARCHAR, model, text_mode, dimension, text_hash, vector FROM chunk_vectors "
+            "WHERE plan_key = ? ORDER BY id::VARCHAR",
+            [plan_key],
+        )
+    ]
+    return {"chunks": rows, "nodes": nodes, "edges": edges, "vectors": vectors}
 
 
 @pytest.fixture
 def ingested(pipeline: Pipeline) -> tuple[Pipeline, str]:
+    pipeline.write_plans(default={**plan_spec(), "embedding": {"model": "wordllama:l2_supercat_256"}})
     (plan_key,) = pipeline.run()["plans"]
     return pipeline, plan_key
 
@@ -63,6 +72,9 @@ def test_tabular_exports_read_back_equal_the_views(
     result = export_plan(p.store, plan_key, fmt, tmp_path / fmt)
     views = _views(p, plan_key)
     assert read_tables(result.folder) == views
+    # The plan embeds: one vector per current child (level 0), float32 kept exactly.
+    children = sum(row["level"] == 0 for row in views["chunks"])
+    assert len(views["vectors"]) == children > 0
     assert result.manifest["totals"] == {name: len(rows) for name, rows in views.items()}
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -119,7 +131,8 @@ def test_incremental_export_applied_to_the_previous_equals_a_full_export(
     assert apply_increment(read_tables(first.folder), delta.folder) == read_tables(full.folder)
     # Nothing changed since: an empty increment, and applying it changes nothing.
     again = export_plan(p.store, plan_key, "jsonl", tmp_path / "none", since=delta.folder)
-    assert again.manifest["rows"] == {"chunks": 0, "nodes": 0, "edges": 0}
+    assert again.manifest["rows"] == {"chunks": 0, "nodes": 0, "edges": 0, "vectors": 0}
+    assert 0 < delta.manifest["rows"]["vectors"] < full.manifest["rows"]["vectors"]
     assert sum(again.manifest["removed"].values()) == 0
 
 
