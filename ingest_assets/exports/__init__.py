@@ -1,6 +1,6 @@
 """Exports: one plan's chunks, graph nodes and edges (and vectors, in parquet and jsonl), in
-full or as what changed since an earlier export, for a vector or graph store downstream (no Dagster here; ``ingest export`` and
-the ``export_job`` in Dagster both call :func:`export_plan`).
+full or as what changed since an earlier export, for a vector or graph store downstream (no
+Dagster here; ``ingest export`` and the ``export_job`` in Dagster both call :func:`export_plan`).
 
 =================  ==================================================================
 module             job
