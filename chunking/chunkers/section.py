@@ -467,8 +467,8 @@ class SectionChunker(BaseChunker):
         text, exact = rendered
         pieces = draft.pieces
         if paged:
-            provenance: TextProvenance | PageProvenance = PageProvenance(
-                pages=tuple(sorted({n for p in pieces for n in p.pages or (1,)}))
+            provenance: TextProvenance | PageProvenance = PageProvenance.of(
+                tuple(sorted({n for p in pieces for n in p.pages or (1,)}))
             )
         else:
             provenance = TextProvenance.at(pieces[0].start, pieces[-1].end)

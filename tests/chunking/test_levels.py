@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from chunking import Document, RecursiveChunker, SectionChunker, parse_file
 from chunking.chunkers.levels import CODE_LEVELS, PROSE_LEVELS
+from chunking.chunkers.recursive import _trim
 
 WRAPPED = (
     "The orchard was planted in spring by the volunteers of the\n"
@@ -112,7 +113,8 @@ READABLE = {
     "word": re.compile(r"\s+"),
 }
 # Texts made of what the levels look at: stops, closers, dashes, clause marks (Latin and CJK),
-# line ends of both kinds, blank lines, other whitespace, word characters and an underscore.
+# line ends of both kinds, blank lines, other whitespace (Unicode's too: str.isspace and the
+# regex \s agree on it), word characters and an underscore.
 LEVEL_TEXT = st.lists(
     st.sampled_from(
         [
@@ -123,6 +125,9 @@ LEVEL_TEXT = st.lists(
             "\r",
             "\f",
             "\u3000",
+            "\x1c",
+            "\x85",
+            "\xa0",
             "a",
             "Z",
             "1",
@@ -195,3 +200,20 @@ def test_levels_match_as_their_readable_forms_on_the_sample_documents() -> None:
         for level in PROSE_LEVELS:
             expected = [m.span() for m in READABLE[level.name].finditer(text)]
             assert [m.span() for m in level.pattern.finditer(text)] == expected, level.name
+
+
+def _trim_by_steps(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The splitter's trim as first written: a step per whitespace character."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=LEVEL_TEXT, data=st.data())
+def test_trim_by_strip_equals_trim_by_steps(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    assert _trim(text, start, end) == _trim_by_steps(text, start, end)
