@@ -475,22 +475,28 @@ class SectionChunker(BaseChunker):
     ) -> Chunk:
         text, exact = rendered
         pieces = draft.pieces
+        first = pieces[0]
         if paged:
             provenance: TextProvenance | PageProvenance = PageProvenance.of(
                 tuple(sorted({n for p in pieces for n in p.pages or (1,)}))
             )
         else:
-            provenance = TextProvenance.at(pieces[0].start, pieces[-1].end)
-        kinds = {p.kind for p in pieces}
-        if len(kinds) > 1:
-            kinds.discard("heading")  # headings leading a table or code do not make it text
+            provenance = TextProvenance.at(first.start, pieces[-1].end)
+        if len(pieces) == 1:  # most chunks: what the set and the prefix below give for one
+            kind, path = first.kind, first.path
+        else:
+            kinds = {p.kind for p in pieces}
+            if len(kinds) > 1:
+                kinds.discard("heading")  # headings leading a table or code do not make it text
+            kind = kinds.pop() if len(kinds) == 1 else "text"
+            path = common_prefix([p.path for p in pieces])
         metadata: dict[str, Any] = {"token_count": tokens, "exact_slice": exact}
         if draft.header:
             metadata["repeated_header"] = draft.header
         if draft.rendered is not None:
             metadata["rendering"] = "columns"
-        if pieces[0].fence_open:
-            metadata["fence_open"] = pieces[0].fence_open
+        if first.fence_open:
+            metadata["fence_open"] = first.fence_open
         if pieces[-1].fence_close:
             metadata["fence_close"] = pieces[-1].fence_close
         # Every field is ours and well-typed: no validation (a chunk's largest cost at
@@ -499,8 +505,8 @@ class SectionChunker(BaseChunker):
             document_id=document.id,
             text=text,
             provenance=provenance,
-            heading_path=list(common_prefix([p.path for p in pieces])),
-            content_kind=kinds.pop() if len(kinds) == 1 else "text",
+            heading_path=list(path),
+            content_kind=kind,
             metadata=metadata,
             created_at=now,
         )
