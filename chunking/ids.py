@@ -38,6 +38,7 @@ def stable_uuid(namespace: UUID, *parts: object) -> UUID:
 # The bits UUID(version=5) sets: the variant (10xx) and the version (0101).
 _KEEP = ~((0xF000 << 64) | (0xC000 << 48))
 _SET = (0x8000 << 48) | (5 << 76)
+_UNKNOWN = SafeUUID.unknown  # an enum member read once (reading it costs a descriptor call)
 
 
 def uuid5_of(namespace: bytes, name: str) -> UUID:
@@ -46,7 +47,7 @@ def uuid5_of(namespace: bytes, name: str) -> UUID:
     value = int.from_bytes(hashlib.sha1(namespace + name.encode("utf-8")).digest()[:16], "big")
     made = object.__new__(UUID)
     object.__setattr__(made, "int", (value & _KEEP) | _SET)
-    object.__setattr__(made, "is_safe", SafeUUID.unknown)
+    object.__setattr__(made, "is_safe", _UNKNOWN)
     return made
 
 

@@ -136,7 +136,7 @@ class BaseChunker(BaseModel, ABC):
         chunks = self._chunk(document)
         fingerprint = self.fingerprint()
         make_id = Chunk.ids_for(document.id, document.version_id, fingerprint)
-        strategy = self.strategy
+        strategy, title = self.strategy, document.title
         for index, chunk in enumerate(chunks):
             # The strategy's chunks are fresh objects of ours: set the placement in place.
             fields = chunk.__dict__
@@ -146,8 +146,8 @@ class BaseChunker(BaseModel, ABC):
                 fields["chunker"] = strategy
             if fields["id"] is None:
                 fields["id"] = make_id(fields["provenance"], index, fields["level"])
-            if document.title:
-                fields["metadata"]["document_title"] = document.title
+            if title:
+                fields["metadata"]["document_title"] = title
         self.validate_chunks(document, chunks)
         return chunks
 

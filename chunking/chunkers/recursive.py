@@ -28,6 +28,7 @@ from chunking.chunkers.levels import PROSE_LEVELS, Level
 from chunking.chunkers.turn_pieces import turn_chunks
 from chunking.document import Document
 from chunking.errors import ChunkingError
+from chunking.tokenizers import Tokenizer
 
 __all__ = ["RecursiveChunker", "TextPiece"]
 
@@ -122,17 +123,18 @@ class RecursiveChunker(BaseChunker):
         if span is None:
             return []
         start, end = span
+        tokenizer = self._tokenizer  # read once: a private attribute is read via __getattr__
         if tokens is None or (start, end) != (0, len(text)):
-            tokens = self._tokenizer.count_capped([text[start:end]], size)[0]
+            tokens = tokenizer.count_capped([text[start:end]], size)[0]
         if tokens <= size:
             return [TextPiece(start, end, text[start:end], tokens)]
-        return self._packed(text, start, end, levels, size)
+        return self._packed(text, start, end, levels, size, tokenizer)
 
     def _packed(
-        self, text: str, start: int, end: int, levels: tuple[Level, ...], size: int
+        self, text: str, start: int, end: int, levels: tuple[Level, ...], size: int, tokenizer: Tokenizer
     ) -> list[TextPiece]:
         """:meth:`split_packed` of ``text[start:end]``, trimmed and over ``size``, cut at the
-        first of ``levels`` that cuts it, or finer."""
+        first of ``levels`` that cuts it, or finer (``tokenizer`` is this chunker's)."""
         if not levels:
             return self._cut_exactly(text, start, end, trim=True, size=size)
         spans: list[tuple[int, int]] = []
@@ -149,10 +151,9 @@ class RecursiveChunker(BaseChunker):
         if span is not None:
             spans.append(span)
         if len(spans) <= 1:  # nothing to cut at this level
-            return self._packed(text, *(spans[0] if spans else (start, end)), levels[1:], size)
-        tokenizer = self._tokenizer
+            return self._packed(text, *(spans[0] if spans else (start, end)), levels[1:], size, tokenizer)
         if tokenizer.name == "character":
-            return self._packed_characters(text, spans, levels, size)
+            return self._packed_characters(text, spans, levels, size, tokenizer)
         counts = tokenizer.count_capped([text[a:b] for a, b in spans], size)
         seam = tokenizer.seam_function()
         pieces: list[TextPiece] = []
@@ -167,7 +168,7 @@ class RecursiveChunker(BaseChunker):
             if tokens > size:
                 close()
                 splits_in = 0
-                pieces.extend(self._packed(text, a, b, levels[1:], size))
+                pieces.extend(self._packed(text, a, b, levels[1:], size, tokenizer))
                 continue
             if splits_in:
                 # Splits are trimmed, so the text between two of them is whitespace (or empty,
@@ -191,7 +192,12 @@ class RecursiveChunker(BaseChunker):
         return pieces
 
     def _packed_characters(
-        self, text: str, spans: list[tuple[int, int]], levels: tuple[Level, ...], size: int
+        self,
+        text: str,
+        spans: list[tuple[int, int]],
+        levels: tuple[Level, ...],
+        size: int,
+        tokenizer: Tokenizer,
     ) -> list[TextPiece]:
         """:meth:`_packed` for the ``character`` tokenizer, where a text's count is its length:
         a run of splits fits while it spans at most ``size`` characters."""
@@ -202,7 +208,7 @@ class RecursiveChunker(BaseChunker):
                 if first >= 0:
                     pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
                 first = -1
-                pieces.extend(self._packed(text, a, b, levels[1:], size))
+                pieces.extend(self._packed(text, a, b, levels[1:], size, tokenizer))
             elif first >= 0 and b - first <= size:
                 last_end = b
             else:
@@ -378,9 +384,12 @@ class _HeadingIndex:
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """Return ``(start, end)`` without surrounding whitespace, or None for a blank span."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if start < end else None
+    """Return ``(start, end)`` without surrounding whitespace, or None for a blank span.
+
+    ``str.strip`` drops the characters ``str.isspace`` names, in C: one copy of the span
+    instead of a Python step per whitespace character (the splitter trims every split)."""
+    piece = text[start:end]
+    right = piece.rstrip()
+    if not right:
+        return None
+    return start + len(right) - len(right.lstrip()), start + len(right)

@@ -53,6 +53,9 @@ from chunking.document import Document, Unit
 
 __all__ = ["SectionChunker"]
 
+# Drafts are made into chunks once this many are waiting (see SectionChunker._chunk).
+_FINISH_EVERY = 64
+
 _KIND_OF_UNIT: dict[str, ContentKind] = {
     "code": "code",
     "heading": "heading",
@@ -120,6 +123,8 @@ class SectionChunker(BaseChunker):
             [unit.text for section in document.sections for unit in section.units], self.size
         )
         drafts: list[Draft] = []
+        chunks: list[Chunk] = []
+        now = datetime.now(UTC)  # the chunks of one call share one created_at
         open_draft: Draft | None = None
         position = 0
         # Bound once: this loop runs per unit, and private attributes of a pydantic model are
@@ -181,6 +186,12 @@ class SectionChunker(BaseChunker):
         for section in document.sections:
             path = section.heading_path
             for unit in section.units:
+                if len(drafts) > _FINISH_EVERY:
+                    # Finish the drafts so far (all but the last, which a trailing heading may
+                    # yet join): their pieces die young instead of outliving collector passes
+                    # (a document's worth of them, kept, made the collector scan the heap).
+                    chunks += self._finish(document, drafts[:-1], paged, now)
+                    del drafts[:-1]
                 tokens = counts[position]
                 position += 1
                 content_kind = unit.content_kind
@@ -229,7 +240,7 @@ class SectionChunker(BaseChunker):
                 open_draft = None
         if open_draft:
             drafts.append(self._trailing(open_draft, drafts, join))
-        return self._finish(document, drafts, paged)
+        return chunks + self._finish(document, drafts, paged, now)
 
     @staticmethod
     def _trailing(last: Draft, drafts: list[Draft], join: Any) -> Draft:
@@ -362,11 +373,9 @@ class SectionChunker(BaseChunker):
 
     # ----------------------------------------------------------------------------- output
 
-    def _finish(self, document: Document, drafts: list[Draft], paged: bool) -> list[Chunk]:
-        """Render drafts, count the estimated ones (row groups), and repack any that overflow.
-
-        The chunks of one call share one ``created_at``."""
-        now = datetime.now(UTC)
+    def _finish(self, document: Document, drafts: list[Draft], paged: bool, now: datetime) -> list[Chunk]:
+        """Render drafts, count the estimated ones (row groups), and repack any that overflow;
+        every chunk is made at ``now``."""
         rendered = [self._render(document, d, paged) for d in drafts]
         needs_count = [i for i, d in enumerate(drafts) if not d.exact]
         exact = self.count_many([rendered[i][0] for i in needs_count])
@@ -377,12 +386,12 @@ class SectionChunker(BaseChunker):
             if tokens > self.size and draft.rendered is None:
                 # Tokenization across a join cost more than its parts (rare with BPE): repack
                 # these pieces one at a time with exact counts.
-                chunks.extend(self._repack(document, draft, paged))
+                chunks.extend(self._repack(document, draft, paged, now))
                 continue
             chunks.append(self._make_chunk(document, draft, paged, rendered[i], tokens, now))
         return chunks
 
-    def _repack(self, document: Document, draft: Draft, paged: bool) -> list[Chunk]:
+    def _repack(self, document: Document, draft: Draft, paged: bool, now: datetime) -> list[Chunk]:
         """Pack ``draft``'s pieces again with exact counts; split a piece that fits nowhere.
 
         Headings at the end of a repacked chunk go on with the piece after them when they fit
@@ -394,7 +403,7 @@ class SectionChunker(BaseChunker):
             if pending.pieces:
                 chunks.append(
                     self._make_chunk(
-                        document, pending, paged, self._render(document, pending, paged), pending.tokens
+                        document, pending, paged, self._render(document, pending, paged), pending.tokens, now
                     )
                 )
 
@@ -462,26 +471,32 @@ class SectionChunker(BaseChunker):
         paged: bool,
         rendered: tuple[str, bool],
         tokens: int,
-        now: datetime | None = None,
+        now: datetime,
     ) -> Chunk:
         text, exact = rendered
         pieces = draft.pieces
+        first = pieces[0]
         if paged:
-            provenance: TextProvenance | PageProvenance = PageProvenance(
-                pages=tuple(sorted({n for p in pieces for n in p.pages or (1,)}))
+            provenance: TextProvenance | PageProvenance = PageProvenance.of(
+                tuple(sorted({n for p in pieces for n in p.pages or (1,)}))
             )
         else:
-            provenance = TextProvenance.at(pieces[0].start, pieces[-1].end)
-        kinds = {p.kind for p in pieces}
-        if len(kinds) > 1:
-            kinds.discard("heading")  # headings leading a table or code do not make it text
+            provenance = TextProvenance.at(first.start, pieces[-1].end)
+        if len(pieces) == 1:  # most chunks: what the set and the prefix below give for one
+            kind, path = first.kind, first.path
+        else:
+            kinds = {p.kind for p in pieces}
+            if len(kinds) > 1:
+                kinds.discard("heading")  # headings leading a table or code do not make it text
+            kind = kinds.pop() if len(kinds) == 1 else "text"
+            path = common_prefix([p.path for p in pieces])
         metadata: dict[str, Any] = {"token_count": tokens, "exact_slice": exact}
         if draft.header:
             metadata["repeated_header"] = draft.header
         if draft.rendered is not None:
             metadata["rendering"] = "columns"
-        if pieces[0].fence_open:
-            metadata["fence_open"] = pieces[0].fence_open
+        if first.fence_open:
+            metadata["fence_open"] = first.fence_open
         if pieces[-1].fence_close:
             metadata["fence_close"] = pieces[-1].fence_close
         # Every field is ours and well-typed: no validation (a chunk's largest cost at
@@ -490,8 +505,8 @@ class SectionChunker(BaseChunker):
             document_id=document.id,
             text=text,
             provenance=provenance,
-            heading_path=list(common_prefix([p.path for p in pieces])),
-            content_kind=kinds.pop() if len(kinds) == 1 else "text",
+            heading_path=list(path),
+            content_kind=kind,
             metadata=metadata,
-            created_at=now or datetime.now(UTC),
+            created_at=now,
         )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunking import Document, RecursiveChunker, SectionChunker
-from chunking.chunkers.levels import CODE_LEVELS
+from chunking import Document, RecursiveChunker, SectionChunker, parse_file
+from chunking.chunkers.levels import CODE_LEVELS, PROSE_LEVELS
+from chunking.chunkers.recursive import _trim
 
 WRAPPED = (
     "The orchard was planted in spring by the volunteers of the\n"
@@ -97,3 +101,119 @@ def test_wrapped_prose_pieces_end_at_sentence_ends_when_sentences_fit(
         assert text[piece.start : piece.end] == piece.text
         assert len(piece.text) <= budget
         assert piece.text.endswith("."), piece.text
+
+
+# The levels as first written, read as the spec: levels.py writes each one to start with the
+# characters a match needs (far faster to scan for), and must match exactly as these do.
+READABLE = {
+    "paragraph": re.compile(r"\r?\n(?:[ \t\f\v]*\r?\n)+"),
+    "sentence": re.compile(r"(?:(?<=[^\W_]|[)\]\"'”’])[.!?…]+[\"'”’»)\]]*(?=\s))|(?:[。！？]+[」』”’）】]*)"),
+    "line": re.compile(r"\n"),
+    "clause": re.compile(r"(?:[,;:](?=\s))|(?:\s[-–—]+(?=\s))|(?:[；：、，]+)"),
+    "word": re.compile(r"\s+"),
+}
+# Texts made of what the levels look at: stops, closers, dashes, clause marks (Latin and CJK),
+# line ends of both kinds, blank lines, other whitespace (Unicode's too: str.isspace and the
+# regex \s agree on it), word characters and an underscore.
+LEVEL_TEXT = st.lists(
+    st.sampled_from(
+        [
+            " ",
+            "\t",
+            "\n",
+            "\r\n",
+            "\r",
+            "\f",
+            "\u3000",
+            "\x1c",
+            "\x85",
+            "\xa0",
+            "a",
+            "Z",
+            "1",
+            "_",
+            "(",
+            ".",
+            "!",
+            "?",
+            "…",
+            '"',
+            "'",
+            "”",
+            "’",
+            "»",
+            ")",
+            "]",
+            "-",
+            "–",
+            "—",
+            ",",
+            ";",
+            ":",
+            "。",
+            "！",
+            "？",
+            "」",
+            "』",
+            "）",
+            "】",
+            "；",
+            "：",
+            "、",
+            "，",
+            "word",
+            ". ",
+            "\n\n",
+            " \t\n",
+            "\r\n\r\n",
+            "\r\n\n",
+            " - ",
+            " — ",
+            ", ",
+            "a. ",
+            "。」",
+        ]
+    ),
+    min_size=1,
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=LEVEL_TEXT, data=st.data())
+def test_levels_match_exactly_as_their_readable_forms(text: str, data: st.DataObject) -> None:
+    """Same matches (starts and ends) from any start to any end position, as the splitter
+    searches sub-spans of a unit (lookbehinds see the text before the start position)."""
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    for level in (*PROSE_LEVELS, *CODE_LEVELS):
+        expected = [m.span() for m in READABLE[level.name].finditer(text, start, end)]
+        assert [m.span() for m in level.pattern.finditer(text, start, end)] == expected, level.name
+
+
+def test_levels_match_as_their_readable_forms_on_the_sample_documents() -> None:
+    """The same on real text: every sample document, every level."""
+    sample = Path(__file__).resolve().parents[2] / "data" / "sample"
+    texts = [parse_file(path).text for path in sorted(sample.iterdir()) if path.is_file()]
+    assert texts
+    for text in texts:
+        for level in PROSE_LEVELS:
+            expected = [m.span() for m in READABLE[level.name].finditer(text)]
+            assert [m.span() for m in level.pattern.finditer(text)] == expected, level.name
+
+
+def _trim_by_steps(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The splitter's trim as first written: a step per whitespace character."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=LEVEL_TEXT, data=st.data())
+def test_trim_by_strip_equals_trim_by_steps(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    assert _trim(text, start, end) == _trim_by_steps(text, start, end)

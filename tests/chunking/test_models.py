@@ -80,7 +80,7 @@ def test_unvalidated_constructors_equal_validated_ones() -> None:
     from datetime import UTC, datetime
     from uuid import uuid4
 
-    from chunking import Chunk, TextProvenance
+    from chunking import Chunk, PageProvenance, TextProvenance
 
     now, document_id = datetime.now(UTC), uuid4()
     span = TextProvenance.at(3, 9)
@@ -99,6 +99,40 @@ def test_unvalidated_constructors_equal_validated_ones() -> None:
     assert fast.model_dump() == slow.model_dump()
     copied = fast.model_copy(update={"index": 4})
     assert copied.index == 4 and fast.index == 0
+    pages = PageProvenance.of((2, 3))
+    assert pages == PageProvenance(pages=(2, 3)) and hash(pages) == hash(PageProvenance(pages=(2, 3)))
+    assert pages.model_dump() == PageProvenance(pages=(2, 3)).model_dump()
+    assert pages.model_fields_set == PageProvenance(pages=(2, 3)).model_fields_set
+    assert span.model_fields_set == TextProvenance(start=3, end=9).model_fields_set
+
+
+def test_chunks_made_fast_share_a_fields_set_that_assignment_leaves_alone() -> None:
+    """Chunk.made's chunks share one fields_set of every field name: assigning a field (all
+    pydantic does to it) changes neither that chunk's set nor any other chunk's."""
+    from datetime import UTC, datetime
+    from uuid import uuid4
+
+    from chunking import Chunk, TextProvenance
+
+    def made(text: str) -> Chunk:
+        return Chunk.made(
+            document_id=uuid4(),
+            text=text,
+            provenance=TextProvenance.at(0, len(text)),
+            heading_path=[],
+            content_kind="text",
+            metadata={},
+            created_at=datetime.now(UTC),
+        )
+
+    first, second = made("one"), made("two")
+    every = set(Chunk.model_fields)
+    first.text, first.index = "uno", 3
+    assert first.model_fields_set == every and second.model_fields_set == every
+    assert second.text == "two" and second.index == 0
+    copied = first.model_copy(update={"level": 1})
+    assert copied.model_fields_set == every and copied.model_fields_set is not first.model_fields_set
+    assert Chunk.model_validate(first.model_dump()) == first
 
 
 def test_uuid5_of_equals_uuid5() -> None:
