@@ -12,6 +12,8 @@ Contracts:
       value is a bound parameter or an Arrow column.
     * DuckDB allows one writing process per file: connections retry a locked file with
       backoff, and callers keep connections short (chunk first, then write).
+    * On a DuckLake store (``ducklake:...``) many processes write at once; a write method whose
+      commit conflicted with another writer's runs again (``@retried``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from uuid import UUID
 import duckdb
 
 from ingest_assets.settings import Settings
-from ingest_assets.store.connection import Connections
+from ingest_assets.store.connection import Connections, retried
 from ingest_assets.store.errors import StoreError
 from ingest_assets.store.recent import Recent
 from ingest_assets.store.rows import (
@@ -93,9 +95,11 @@ class IngestStore:
     def __init__(
         self, path: str | Path, *, lock_timeout: float = 60.0, settings: Settings | None = None
     ) -> None:
-        self.path = Path(path)
-        config = (settings or Settings.from_env()).duckdb_config()
-        self._connections = Connections(self.path, lock_timeout, config)
+        settings = settings or Settings.from_env()
+        self._connections = Connections(path, lock_timeout, settings.duckdb_config(), settings.lake_data)
+        # The file's Path, or the lake's location (``ducklake:...``) as given.
+        self.path = self._connections.path
+        self.is_lake = self._connections.is_lake
         self._recent = Recent()
 
     # ------------------------------------------------------------------ connections
@@ -119,6 +123,7 @@ class IngestStore:
 
     # ------------------------------------------------------------------ plans
 
+    @retried
     def sync_plans(self, plans: Iterable[tuple[str, str, str, dict[str, Any]]]) -> list[str]:
         """Make exactly ``plans`` live: (plan_key, name, fingerprint, settings) each.
 
@@ -169,6 +174,7 @@ class IngestStore:
             params.append(sorted(shards))
         return {row[0]: SourceRow(*row) for row in self.query(query, params)}
 
+    @retried
     def write_sources(self, rows: Sequence[SourceRow]) -> None:
         """Insert or replace source rows in one transaction (new, changed or deleted files)."""
         if not rows:
@@ -177,6 +183,7 @@ class IngestStore:
         with self.transaction() as con:
             replace(con, "sources", source_rows(rows, now))
 
+    @retried
     def write_parsed(self, documents: Sequence[DocumentWrite], failures: Sequence[FailureWrite]) -> None:
         """Store parsed documents and parse failures, and point their sources at them, atomically.
 
@@ -275,6 +282,7 @@ class IngestStore:
 
     # ------------------------------------------------------------------ failures
 
+    @retried
     def record_failures(self, failures: Sequence[FailureWrite]) -> None:
         """Record failures not yet recorded for the same source content, stage and plan."""
         if failures:
@@ -342,6 +350,7 @@ class IngestStore:
             found.setdefault(role, {})[doc] = (key, based)
         return found
 
+    @retried
     def write_chunk_sets(self, sets: Sequence[ChunkSetWrite], members: Sequence[MemberWrite]) -> int:
         """Write new chunk sets and point plans at sets, all in one transaction.
 
@@ -366,6 +375,7 @@ class IngestStore:
             self._recent.put(("set", s.set_key), ordered, rows_size(ordered))
         return len(rows)
 
+    @retried
     def write_graph_sets(self, sets: Sequence[GraphSetWrite], members: Sequence[MemberWrite]) -> int:
         """Write new graph sets and point plans at them in one transaction; returns rows inserted."""
         if not sets and not members:
