@@ -91,6 +91,7 @@ class Connections:
         self.lock_timeout = lock_timeout
         self.config = config
         self.data_path = data_path
+        self.conflicts_retried = 0  # transactions run again after a conflict (for tests, figures)
         self._schema_checked = False
         # The connection of the open session, per thread: DuckDB connections are not shared
         # between threads.
@@ -175,6 +176,7 @@ class Connections:
                         f"row ({str(error).strip()[:200]}); fewer parallel runs on this store, or "
                         "run the failed run again"
                     ) from error
+                self.conflicts_retried += 1
                 time.sleep(delay * random.uniform(0.5, 1.5))
                 delay = min(delay * 2, _MAX_DELAY)
         raise AssertionError("unreachable")
@@ -205,19 +207,54 @@ class Connections:
 
     @contextmanager
     def _open_lake(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        try:
-            con = host.attach(self.path, self.config, self.data_path)
-        except duckdb.Error as error:
-            raise StoreError(_lake_error(str(self.path), error)) from error
+        delay = _FIRST_DELAY
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                con = host.attach(self.path, self.config, self.data_path)
+                break
+            except duckdb.Error as error:
+                # Processes attaching a new lake at once all create its catalog tables in
+                # Postgres; the losers fail ("already exists") and find them made next time.
+                racing = "initialize ducklake" in str(error).lower() and "already exists" in str(error)
+                if not racing or attempt == CONFLICT_ATTEMPTS:
+                    raise StoreError(_lake_error(str(self.path), error)) from error
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 2, _MAX_DELAY)
         try:
             if not self._schema_checked:
                 # Writers starting together on a new lake all create the schema: the losers
                 # conflict, and find it made when they try again.
-                self.retrying(lambda: ensure_schema(con, self.path, lake=True))
+                self._create_lake_schema(con)
                 self._schema_checked = True
             yield con
         finally:
             host.detach(self.path, con)
+
+    def _create_lake_schema(self, con: duckdb.DuckDBPyConnection) -> None:
+        """:func:`ensure_schema` on the lake, run again while it raced another process's.
+
+        Processes starting together on a new lake all create the schema; a loser's commit
+        conflicts, or its CREATE finds the winner's table ("already exists"), or it read the
+        catalog while the winner committed (tables seen, schema_version not yet): each finds
+        the schema made when it tries again.
+        """
+        delay = _FIRST_DELAY
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                ensure_schema(con, self.path, lake=True)
+                return
+            except (duckdb.Error, StoreError) as error:
+                text = str(error)
+                racing = (
+                    lake.is_conflict(error)
+                    or (isinstance(error, duckdb.CatalogException) and "already exists" in text)
+                    or (isinstance(error, StoreError) and "no schema_version table" in text)
+                )
+                if not racing or attempt == CONFLICT_ATTEMPTS:
+                    raise
+                self.conflicts_retried += 1
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 2, _MAX_DELAY)
 
     def _attach(self) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + self.lock_timeout
