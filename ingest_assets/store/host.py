@@ -33,13 +33,8 @@ _host_pid: int | None = None
 _settings: dict[str, str] = {}  # DuckDB settings applied to the host
 # Absolute file path -> (alias in the host, connections of this process using it).
 _attached: dict[str, tuple[str, int]] = {}
-# Nothing is ever fetched from the network (the lake's extensions come from their wheels), and
-# no progress bar is drawn on a run's output while the lake waits on a commit.
-_OFFLINE = {
-    "autoinstall_known_extensions": "false",
-    "autoload_known_extensions": "false",
-    "enable_progress_bar": "false",
-}
+# Nothing is ever fetched from the network: the lake's extensions come from their wheels.
+_OFFLINE = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
 
 
 def _database(config: dict[str, str]) -> duckdb.DuckDBPyConnection:
@@ -105,6 +100,8 @@ def attach(path: Path | str, config: dict[str, str], data_path: str | None = Non
         _attached[key] = (alias, users + 1)
     try:
         cursor.execute(f"USE {alias}")
+        if is_lake:  # no progress bar drawn on a run's output while a lake commit waits
+            cursor.execute("SET enable_progress_bar = false")
     except BaseException:
         detach(path, cursor)
         raise
