@@ -69,7 +69,9 @@ def _key(path: Path | str) -> str:
     return str(path) if lake.is_lake(path) else os.path.abspath(path)
 
 
-def attach(path: Path | str, config: dict[str, str], data_path: str | None = None) -> duckdb.DuckDBPyConnection:
+def attach(
+    path: Path | str, config: dict[str, str], data_path: str | None = None
+) -> duckdb.DuckDBPyConnection:
     """Return a new connection whose default database is the DuckDB file at ``path``, or the
     DuckLake store it names (``ducklake:...``, Parquet files under ``data_path``).
 

@@ -21,7 +21,15 @@ import duckdb
 
 from ingest_assets.store.errors import StoreError
 
-__all__ = ["LAKE_PREFIX", "attach_statement", "is_conflict", "is_lake", "lake_sql", "load_extensions"]
+__all__ = [
+    "LAKE_PREFIX",
+    "attach_statement",
+    "is_conflict",
+    "is_lake",
+    "lake_sql",
+    "load_extensions",
+    "maintain",
+]
 
 LAKE_PREFIX = "ducklake:"
 # Extension name (as LOADed) -> the wheel's module that ships its binary.
@@ -82,3 +90,27 @@ def attach_statement(location: str, alias: str, data_path: str | None) -> str:
         return f"ATTACH '{quoted}' AS {alias}"
     folder = str(Path(data_path).resolve()).replace("'", "''")
     return f"ATTACH '{quoted}' AS {alias} (DATA_PATH '{folder}/')"
+
+
+def maintain(con: duckdb.DuckDBPyConnection, keep_hours: float) -> dict[str, int]:
+    """Compact the lake ``con`` uses and drop what readers can no longer need.
+
+    Every commit writes Parquet files of its own, so a lake written by many small steps reads
+    ever more files: adjacent ones are merged. Snapshots older than ``keep_hours`` are expired
+    (time travel to them ends), then the files no snapshot references any more are deleted
+    (those older than ``keep_hours``, so a reader still on a recent snapshot keeps its files).
+
+    Returns:
+        Counts: files merged and created, snapshots expired, files deleted.
+    """
+    alias = con.execute("SELECT current_database()").fetchone()[0]
+    older = f"now() - INTERVAL '{float(keep_hours)} hours'"
+    merged = con.execute(f"CALL ducklake_merge_adjacent_files('{alias}')").fetchall()
+    expired = con.execute(f"CALL ducklake_expire_snapshots('{alias}', older_than => {older})").fetchall()
+    removed = con.execute(f"CALL ducklake_cleanup_old_files('{alias}', older_than => {older})").fetchall()
+    return {
+        "files_merged": sum(row[2] for row in merged),
+        "files_created": sum(row[3] for row in merged),
+        "snapshots_expired": len(expired),
+        "files_deleted": len(removed),
+    }

@@ -27,6 +27,7 @@ from uuid import UUID
 import duckdb
 
 from ingest_assets.settings import Settings
+from ingest_assets.store import lake
 from ingest_assets.store.connection import Connections, retried
 from ingest_assets.store.errors import StoreError
 from ingest_assets.store.recent import Recent
@@ -120,6 +121,19 @@ class IngestStore:
     def check(self) -> None:
         """Open the store once so a bad file fails early; see :meth:`Connections.check`."""
         self._connections.check()
+
+    def maintain_lake(self, keep_hours: float = 24.0) -> dict[str, int]:
+        """Compact a DuckLake store and expire its old snapshots; see :func:`lake.maintain`.
+
+        Raises:
+            StoreError: The store is a DuckDB file (which needs no maintenance).
+        """
+        if not self.is_lake:
+            raise StoreError(
+                f"{self.path}: is a DuckDB file; only a DuckLake store (INGEST_STORE) is maintained"
+            )
+        with self.connect() as con:
+            return lake.maintain(con, keep_hours)
 
     # ------------------------------------------------------------------ plans
 

@@ -34,7 +34,8 @@ class Cluster:
     env: dict[str, str]
 
     def conninfo(self, dbname: str) -> str:
-        return f"dbname={dbname} host={self.env['PGHOST']} port={self.env['PGPORT']} user={self.env['PGUSER']}"
+        env = self.env
+        return f"dbname={dbname} host={env['PGHOST']} port={env['PGPORT']} user={env['PGUSER']}"
 
     def create_database(self, prefix: str) -> str:
         """A new empty database; returns its name."""

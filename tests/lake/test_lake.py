@@ -138,7 +138,8 @@ def test_a_conflict_past_the_bound_fails_with_a_message(
     location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
     store = IngestStore(location)
     with store.transaction() as con:
-        con.execute("INSERT INTO plans VALUES ('a', 'a', 'f', '{}', TRUE, now()), ('b', 'b', 'f', '{}', TRUE, now())")
+        for key in "ab":
+            con.execute("INSERT INTO plans VALUES (?, ?, 'f', '{}', TRUE, now())", [key, key])
     # Another writer: a database of its own on the same lake, committing between our statements.
     other = duckdb.connect(":memory:", config={"autoinstall_known_extensions": "false"})
     lake.load_extensions(other)
@@ -194,8 +195,9 @@ def test_eight_shard_runs_in_parallel_equal_a_serial_run(
         return {**base, "INGEST_STORE": store, "DAGSTER_HOME": str(tmp_path / home)}
 
     procs = [
-        subprocess.Popen([sys.executable, "-m", "ingest_assets.defs.shards", shard], env=env(parallel, f"h{shard}"),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen([sys.executable, "-m", "ingest_assets.defs.shards", shard],
+                         env=env(parallel, f"h{shard}"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
         for shard in SHARDS
     ]  # fmt: skip
     outputs = [p.communicate(timeout=600) for p in procs]

@@ -189,7 +189,7 @@ def test_a_store_written_by_a_newer_duckdb_is_refused_naming_the_file_and_the_fi
     assert "delete the file (and its .wal) and run again to rebuild it from the inbox" in message
     assert _digest(db) == before
     db.unlink()  # the fix the message gives
-    code, out, err = cli_in_process(
+    code, _, err = cli_in_process(
         ["run", "--inbox", str(tmp_path / "inbox"), "--db", str(db), "--plans", str(tmp_path / "plans.yaml")],
         tmp_path / "home",
     )
