@@ -152,6 +152,12 @@ class IngestStore:
             known = dict(con.execute("SELECT plan_key, live FROM plans").fetchall())
             added = [k for k in wanted if known.get(k) is not True]
             retire = [k for k, live in known.items() if live and k not in wanted]
+            if (retire or added) and self.is_lake:
+                # DuckLake has no key to refuse a second row of a plan, and inserts of one
+                # table by two writers do not conflict: runs starting together would each add
+                # the plan. Rewriting schema_version's row makes their commits conflict, and
+                # the one retried finds the plan registered.
+                con.execute("UPDATE schema_version SET applied_at = applied_at")
             if retire:
                 con.execute("UPDATE plans SET live = FALSE WHERE list_contains(?, plan_key)", [retire])
             if added:
