@@ -13,6 +13,7 @@ downloads one (``autoinstall_known_extensions`` and ``autoload_known_extensions`
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import re
 from pathlib import Path
@@ -104,10 +105,16 @@ def maintain(con: duckdb.DuckDBPyConnection, keep_hours: float) -> dict[str, int
         Counts: files merged and created, snapshots expired, files deleted.
     """
     alias = con.execute("SELECT current_database()").fetchone()[0]
-    older = f"now() - INTERVAL '{float(keep_hours)} hours'"
-    merged = con.execute(f"CALL ducklake_merge_adjacent_files('{alias}')").fetchall()
-    expired = con.execute(f"CALL ducklake_expire_snapshots('{alias}', older_than => {older})").fetchall()
-    removed = con.execute(f"CALL ducklake_cleanup_old_files('{alias}', older_than => {older})").fetchall()
+    older = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=keep_hours)
+    merged = con.execute("CALL ducklake_merge_adjacent_files(?)", [alias]).fetchall()
+    expired = con.execute(
+        "CALL ducklake_expire_snapshots(?, older_than => ?::TIMESTAMPTZ)", [alias, older]
+    ).fetchall()
+    # Files the expiry just released are dated now: measure their age from after it.
+    older = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=keep_hours)
+    removed = con.execute(
+        "CALL ducklake_cleanup_old_files(?, older_than => ?::TIMESTAMPTZ)", [alias, older]
+    ).fetchall()
     return {
         "files_merged": sum(row[2] for row in merged),
         "files_created": sum(row[3] for row in merged),
