@@ -2,7 +2,7 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run ui test test-slow lint bench
+.PHONY: install run ui test test-slow lint bench lake-run lake-ui lake-stop
 
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -20,6 +20,23 @@ run: install
 ui: install
 	mkdir -p .dagster_home && cp dagster.yaml .dagster_home/dagster.yaml  # kept in step with the repo
 	DAGSTER_HOME=$(CURDIR)/.dagster_home $(BIN)/dagster dev -h 127.0.0.1 -p 3000  # location "ingest" ([tool.dagster])
+
+## The scale-out configuration (docs/scale-out.md) in one command: start a private Postgres
+## (./.postgres, a free loopback port), then ingest data/sample into a DuckLake store on it, with
+## Dagster's instance on the same server (dagster.postgres.yaml).
+LAKE_HOME := $(CURDIR)/.dagster_home_lake
+LAKE_ENV = eval "$$(scripts/local_postgres.sh start)" && mkdir -p $(LAKE_HOME) \
+	&& cp dagster.postgres.yaml $(LAKE_HOME)/dagster.yaml && export DAGSTER_HOME=$(LAKE_HOME)
+lake-run: install
+	$(LAKE_ENV) && $(BIN)/ingest run
+
+## The Dagster UI on http://127.0.0.1:3000 over the lake and the Postgres instance.
+lake-ui: install
+	$(LAKE_ENV) && $(BIN)/dagster dev -h 127.0.0.1 -p 3000
+
+## Stop the private Postgres of lake-run / lake-ui (its data stays in ./.postgres).
+lake-stop:
+	scripts/local_postgres.sh stop
 
 ## The default test suite (a few minutes).
 test: install

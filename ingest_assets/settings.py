@@ -8,6 +8,9 @@ once and a bad value fails with a message naming its variable.
 variable                    field                       meaning (default)
 ==========================  ==========================  =========================================
 ``INGEST_DUCKDB``           ``database``                the store file (``data/ingest.duckdb``)
+``INGEST_STORE``            ``database``                the store, over ``INGEST_DUCKDB``: a file,
+                                                        or ``ducklake:postgres:<conninfo>``
+``INGEST_LAKE_DATA``        ``lake_data``               the lake's Parquet folder (none)
 ``INGEST_INBOX``            ``inbox``                   folder of sources (``data/sample``)
 ``INGEST_PLANS``            ``plans_file``              plans YAML (``plans.yaml``)
 ``INGEST_MAX_BYTES``        ``max_bytes``               largest file parsed (16 MiB)
@@ -46,7 +49,10 @@ ENVIRONMENT: dict[str, str] = {
     "duckdb_threads": "INGEST_DUCKDB_THREADS",
     "sensor_seconds": "INGEST_SENSOR_SECONDS",
     "debug": "INGEST_DEBUG",
+    "lake_data": "INGEST_LAKE_DATA",
 }
+# Names the store like INGEST_DUCKDB, and wins over it: the lake is not a DuckDB file.
+STORE_VARIABLE = "INGEST_STORE"
 # The parse limits and the `ingest run` flag that sets each.
 LIMIT_FLAGS: dict[str, str] = {
     "max_bytes": "--max-bytes",
@@ -95,6 +101,9 @@ class Settings(BaseModel):
     sensor_seconds: int = Field(default=30, gt=0)
     lock_timeout_seconds: float = Field(default=120.0, gt=0)
     debug: bool = False
+    # A DuckLake store (docs/scale-out.md) writes its Parquet files here; every writer of the
+    # lake must see the same folder.
+    lake_data: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -115,6 +124,8 @@ class Settings(BaseModel):
                 values[name] = _whole_number(variable, environ[variable], positive=name != "workers")
             else:
                 values[name] = raw
+        if environ.get(STORE_VARIABLE, "").strip():
+            values["database"] = environ[STORE_VARIABLE].strip()
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
             return cls(**values)
@@ -136,6 +147,11 @@ class Settings(BaseModel):
         processes (see docs/benchmarks.md for the measurements).
         """
         return {"memory_limit": self.duckdb_memory, "threads": str(self.duckdb_threads)}
+
+    @property
+    def is_lake(self) -> bool:
+        """Whether the store is a DuckLake store (``ducklake:...``) rather than a DuckDB file."""
+        return self.database.startswith("ducklake:")
 
     def worker_count(self) -> int:
         """Worker processes to use: ``workers``, else the usable CPUs (at most 4); 0 means 1."""

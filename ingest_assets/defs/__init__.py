@@ -13,6 +13,8 @@ module        job
 ``metadata``  step results as metadata, and back
 ``launch``    how ``ingest run`` executes the jobs in its own process
 ``private``   the private Dagster APIs used, each with why
+``maintenance``  compaction and snapshot expiry of a lake store (job, schedule)
+``shards``    shard runs: the pipeline over some shards, one of many writers
 ============  ==============================================================
 """
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from dagster import Definitions, MetadataValue, in_process_executor
 
-from ingest_assets.defs import assets
+from ingest_assets.defs import assets, maintenance
 from ingest_assets.defs.checks import CHECKS
 from ingest_assets.defs.exports import export_job
 from ingest_assets.defs.jobs import chunks_job, documents_job
@@ -41,7 +43,9 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     Raises:
         PlanError: The plans file is missing or invalid.
     """
-    store = DuckDBStore.from_settings(settings or Settings.from_env())
+    settings = settings or Settings.from_env()
+    store = DuckDBStore.from_settings(settings)
+    lake = maintenance.lake_definitions() if settings.is_lake else {}
     described = {"plans": MetadataValue.md(plans_table(store.plans()))}  # the plan settings, in the UI
     chunk_assets = [
         asset.map_asset_specs(lambda spec: spec.replace_attributes(metadata={**spec.metadata, **described}))
@@ -50,7 +54,8 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     return Definitions(
         assets=[assets.sources, assets.documents, *chunk_assets],
         asset_checks=CHECKS,
-        jobs=[documents_job, chunks_job, export_job],
+        jobs=[documents_job, chunks_job, export_job, *lake.get("jobs", [])],
+        schedules=lake.get("schedules", []),
         sensors=[ingest_sensor],
         resources={"store": store},
         # Materializations launched from the UI run in one process too (see jobs.py).

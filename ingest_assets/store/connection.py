@@ -1,25 +1,39 @@
-"""Opening a store file: lock retry with backoff, the schema check, sessions and transactions.
+"""Opening a store: lock retry with backoff, the schema check, sessions, transactions, and
+the retry of transactions that conflicted with another writer.
 
 No Dagster here. DuckDB allows one writing process per file, so a connection is held only as
 long as one step (a :meth:`Connections.session`) or one call needs it; a file locked by another
 process is retried with backoff up to a deadline, then refused with a message that says so.
+A DuckLake store (:mod:`~ingest_assets.store.lake`) takes many writers, but refuses a commit
+that raced another's on the same table ("Transaction conflict"): :meth:`Connections.retrying`
+runs such a transaction again, with bounded exponential backoff.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 import duckdb
 
-from ingest_assets.store import host
+from ingest_assets.store import host, lake
 from ingest_assets.store.errors import StoreError
 from ingest_assets.store.schema import ensure_schema
 
-__all__ = ["Connections"]
+__all__ = ["CONFLICT_ATTEMPTS", "Connections", "retried"]
+
+T = TypeVar("T")
+# A conflicting transaction runs at most this many times, waiting 20 ms, 40 ms, ... (at most
+# 2 s, with jitter so the racers part) in between: about 20 s in all before it gives up.
+CONFLICT_ATTEMPTS = 15
+_FIRST_DELAY, _MAX_DELAY = 0.02, 2.0
 
 
 def _open_error(path: Path, error: Exception) -> str:
@@ -31,6 +45,12 @@ def _open_error(path: Path, error: Exception) -> str:
             f"{path}: the store cannot be written ({text.strip()}); make the file and its folder "
             "writable by this user, or pass another --db / INGEST_DUCKDB"
         )
+    if "created with an newer version" in lower or "created with a newer version" in lower:
+        return (
+            f"{path}: was written by a newer DuckDB than this project's {duckdb.__version__} "
+            "(the project pins it for the lake extensions); delete the file (and its .wal) and run "
+            "again to rebuild it from the inbox, which is the source, or pass another --db / INGEST_DUCKDB"
+        )
     if "not a valid duckdb" in lower or "database file" in lower or "serializ" in lower:
         return (
             f"{path}: is not a DuckDB database this DuckDB {duckdb.__version__} can read "
@@ -39,24 +59,39 @@ def _open_error(path: Path, error: Exception) -> str:
     return f"{path}: cannot open the store ({text.strip()}); check the path given to --db / INGEST_DUCKDB"
 
 
+def _lake_error(location: str, error: Exception) -> str:
+    """A message for a DuckLake store that cannot be attached."""
+    return (
+        f"{location}: cannot open the DuckLake store ({str(error).strip()}); check that its "
+        "Postgres server runs and the conninfo in INGEST_STORE (scripts/local_postgres.sh start "
+        "starts one here), and that INGEST_LAKE_DATA is a writable folder"
+    )
+
+
 def _is_lock_error(error: Exception) -> bool:
     text = str(error).lower()
     return "lock" in text or "conflicting" in text or "being used by another process" in text
 
 
 class Connections:
-    """Connections to one store file.
+    """Connections to one store: a DuckDB file, or a DuckLake store (``ducklake:...``).
 
     Args:
-        path: The database file; created (with its folder) on first use.
+        path: The database file, created (with its folder) on first use; or a lake location.
         lock_timeout: Seconds to keep retrying while another process holds the file.
         config: DuckDB settings of each connection (see ``Settings.duckdb_config``).
+        data_path: The lake's folder of Parquet files (needed when the lake is created).
     """
 
-    def __init__(self, path: Path, lock_timeout: float, config: dict[str, str]) -> None:
-        self.path = path
+    def __init__(
+        self, path: Path | str, lock_timeout: float, config: dict[str, str], data_path: str | None = None
+    ) -> None:
+        self.is_lake = lake.is_lake(path)
+        self.path = path if self.is_lake else Path(path)
         self.lock_timeout = lock_timeout
         self.config = config
+        self.data_path = data_path
+        self.conflicts_retried = 0  # transactions run again after a conflict (for tests, figures)
         self._schema_checked = False
         # The connection of the open session, per thread: DuckDB connections are not shared
         # between threads.
@@ -113,10 +148,45 @@ class Connections:
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
-            con.execute("COMMIT")
+            try:
+                con.execute("COMMIT")
+            except duckdb.Error:
+                _rollback(con)  # a refused commit may leave the transaction open
+                raise
+
+    def retrying(self, work: Callable[[], T]) -> T:
+        """``work()`` (one transaction), run again while it fails on a DuckLake conflict.
+
+        The store's writes read what they need inside their transaction, so running one again
+        after another writer committed is the same write over the newer state.
+
+        Raises:
+            StoreError: It still conflicted after :data:`CONFLICT_ATTEMPTS` attempts.
+        """
+        delay = _FIRST_DELAY
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                return work()
+            except duckdb.Error as error:
+                if not lake.is_conflict(error):
+                    raise
+                if attempt == CONFLICT_ATTEMPTS:
+                    raise StoreError(
+                        f"{self.path}: a write conflicted with other writers {attempt} times in a "
+                        f"row ({str(error).strip()[:200]}); fewer parallel runs on this store, or "
+                        "run the failed run again"
+                    ) from error
+                self.conflicts_retried += 1
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 2, _MAX_DELAY)
+        raise AssertionError("unreachable")
 
     @contextmanager
     def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        if self.is_lake:
+            with self._open_lake() as con:
+                yield con
+            return
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a folder, not a DuckDB file; pass a file path to --db")
         try:
@@ -134,6 +204,57 @@ class Connections:
             yield con
         finally:
             host.detach(self.path, con)
+
+    @contextmanager
+    def _open_lake(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        delay = _FIRST_DELAY
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                con = host.attach(self.path, self.config, self.data_path)
+                break
+            except duckdb.Error as error:
+                # Processes attaching a new lake at once all create its catalog tables in
+                # Postgres; the losers fail ("already exists") and find them made next time.
+                racing = "initialize ducklake" in str(error).lower() and "already exists" in str(error)
+                if not racing or attempt == CONFLICT_ATTEMPTS:
+                    raise StoreError(_lake_error(str(self.path), error)) from error
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 2, _MAX_DELAY)
+        try:
+            if not self._schema_checked:
+                # Writers starting together on a new lake all create the schema: the losers
+                # conflict, and find it made when they try again.
+                self._create_lake_schema(con)
+                self._schema_checked = True
+            yield con
+        finally:
+            host.detach(self.path, con)
+
+    def _create_lake_schema(self, con: duckdb.DuckDBPyConnection) -> None:
+        """:func:`ensure_schema` on the lake, run again while it raced another process's.
+
+        Processes starting together on a new lake all create the schema; a loser's commit
+        conflicts, or its CREATE finds the winner's table ("already exists"), or it read the
+        catalog while the winner committed (tables seen, schema_version not yet): each finds
+        the schema made when it tries again.
+        """
+        delay = _FIRST_DELAY
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                ensure_schema(con, self.path, lake=True)
+                return
+            except (duckdb.Error, StoreError) as error:
+                text = str(error)
+                racing = (
+                    lake.is_conflict(error)
+                    or (isinstance(error, duckdb.CatalogException) and "already exists" in text)
+                    or (isinstance(error, StoreError) and "no schema_version table" in text)
+                )
+                if not racing or attempt == CONFLICT_ATTEMPTS:
+                    raise
+                self.conflicts_retried += 1
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 2, _MAX_DELAY)
 
     def _attach(self) -> duckdb.DuckDBPyConnection:
         deadline = time.monotonic() + self.lock_timeout
@@ -160,8 +281,25 @@ class Connections:
                 schema this code cannot use; the message says what to do.
         """
         with self.connect() as con:
+            if self.is_lake:
+                return  # attached, schema in place; DuckLake's CHECKPOINT runs its maintenance
             try:
                 # A read-only file can be opened and read; the first write would fail mid-run.
                 con.execute("CHECKPOINT")
             except duckdb.Error as error:
                 raise StoreError(_open_error(self.path, error)) from error
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    with contextlib.suppress(duckdb.Error):  # no transaction left open
+        con.execute("ROLLBACK")
+
+
+def retried(method: Callable[..., T]) -> Callable[..., T]:
+    """A store method (one transaction) run through its store's :meth:`Connections.retrying`."""
+
+    @functools.wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> T:
+        return self._connections.retrying(lambda: method(self, *args, **kwargs))
+
+    return run

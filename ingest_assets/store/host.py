@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import threading
 from pathlib import Path
 
 import duckdb
+
+from ingest_assets.store import lake
 
 __all__ = ["attach", "detach"]
 
@@ -30,13 +33,15 @@ _host_pid: int | None = None
 _settings: dict[str, str] = {}  # DuckDB settings applied to the host
 # Absolute file path -> (alias in the host, connections of this process using it).
 _attached: dict[str, tuple[str, int]] = {}
+# Nothing is ever fetched from the network: the lake's extensions come from their wheels.
+_OFFLINE = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
 
 
 def _database(config: dict[str, str]) -> duckdb.DuckDBPyConnection:
     """The host database of this process (a child made by fork builds its own). Call with _lock."""
     global _host, _host_pid
     if _host is None or _host_pid != os.getpid():
-        _host, _host_pid = duckdb.connect(":memory:", config=config), os.getpid()
+        _host, _host_pid = duckdb.connect(":memory:", config={**config, **_OFFLINE}), os.getpid()
         _attached.clear()
         _settings.clear()
         _settings.update(config)
@@ -60,44 +65,59 @@ def _apply(host: duckdb.DuckDBPyConnection, settings: dict[str, str]) -> None:
             _settings[name] = value
 
 
-def attach(path: Path, config: dict[str, str]) -> duckdb.DuckDBPyConnection:
-    """Return a new connection whose default database is the DuckDB file at ``path``.
+def _key(path: Path | str) -> str:
+    return str(path) if lake.is_lake(path) else os.path.abspath(path)
 
-    The file is attached (created if missing) unless this process has it attached already.
+
+def attach(
+    path: Path | str, config: dict[str, str], data_path: str | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Return a new connection whose default database is the DuckDB file at ``path``, or the
+    DuckLake store it names (``ducklake:...``, Parquet files under ``data_path``).
+
+    The store is attached (created if missing) unless this process has it attached already.
     ``config`` holds DuckDB settings (names and values) for the host.
 
     Raises:
         duckdb.Error: The file cannot be attached (locked by another process, not a DuckDB
             file, not writable).
     """
-    key = os.path.abspath(path)
+    key = _key(path)
+    is_lake = lake.is_lake(key)
     with _lock:
         host = _database(config)
         if not _attached:  # no file in use: spill beside this one, as its own database would
-            _apply(host, {**config, "temp_directory": key + ".tmp"})
+            spill = os.path.join(tempfile.gettempdir(), "ingest-lake.tmp") if is_lake else key + ".tmp"
+            _apply(host, {**config, "temp_directory": spill})
         alias, users = _attached.get(key, ("", 0))
         if not users:
             alias = "store_" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-            quoted = key.replace("'", "''")
-            host.execute(f"ATTACH '{quoted}' AS {alias}")
+            if is_lake:
+                lake.load_extensions(host)
+                host.execute(lake.attach_statement(key, alias, data_path))
+            else:
+                quoted = key.replace("'", "''")
+                host.execute(f"ATTACH '{quoted}' AS {alias}")
         cursor = host.cursor()
         _attached[key] = (alias, users + 1)
     try:
         cursor.execute(f"USE {alias}")
+        if is_lake:  # no progress bar drawn on a run's output while a lake commit waits
+            cursor.execute("SET enable_progress_bar = false")
     except BaseException:
         detach(path, cursor)
         raise
     return cursor
 
 
-def detach(path: Path, connection: duckdb.DuckDBPyConnection) -> None:
+def detach(path: Path | str, connection: duckdb.DuckDBPyConnection) -> None:
     """Close a connection from :func:`attach`; the last one of a file detaches the file.
 
     Detaching checkpoints the file and releases its lock. If that fails, the host database is
     dropped with everything attached to it (DuckDB closes the files) and the error is raised.
     """
     global _host
-    key = os.path.abspath(path)
+    key = _key(path)
     connection.close()
     with _lock:
         alias, users = _attached.get(key, ("", 0))

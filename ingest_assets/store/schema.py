@@ -6,6 +6,7 @@ migration brings version N to N + 1 in one transaction, so a failed one leaves t
 
 from __future__ import annotations
 
+import contextlib
 import re
 from importlib import resources
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import duckdb
 
 from ingest_assets.store.errors import StoreError
+from ingest_assets.store.lake import lake_sql
 from ingest_assets.store.rows import PREVIEW_ROWS, utc_now
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "schema_sql"]
@@ -82,8 +84,11 @@ def _with_views(sql: str) -> str:
     return re.sub(r"\{(view|table):(\w+)\}", definition, sql)
 
 
-def ensure_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+def ensure_schema(con: duckdb.DuckDBPyConnection, path: Path | str, *, lake: bool = False) -> None:
     """Create the schema in an empty file, or migrate an older one to :data:`SCHEMA_VERSION`.
+
+    With ``lake``, the SQL is the DuckLake form (:func:`~ingest_assets.store.lake.lake_sql`:
+    no key constraints) of the same schema.sql and migrations.
 
     Raises:
         StoreError: The file holds tables of something else, a newer schema, or a version with
@@ -101,9 +106,14 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
                 "ingest_assets; point --db / INGEST_DUCKDB at another file"
             ) from None
         con.execute("BEGIN TRANSACTION")
-        con.execute(schema_sql())
-        con.execute("INSERT INTO schema_version VALUES (?, ?)", [SCHEMA_VERSION, utc_now()])
-        con.execute("COMMIT")
+        try:
+            con.execute(lake_sql(schema_sql()) if lake else schema_sql())
+            con.execute("INSERT INTO schema_version VALUES (?, ?)", [SCHEMA_VERSION, utc_now()])
+            con.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):  # a refused COMMIT leaves none open
+                con.execute("ROLLBACK")
+            raise
         return
     if version is None or version > SCHEMA_VERSION:
         raise StoreError(
@@ -118,7 +128,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
             )
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute(_with_views(MIGRATIONS[version]))
+            migration = _with_views(MIGRATIONS[version])
+            con.execute(lake_sql(migration) if lake else migration)
             con.execute("INSERT INTO schema_version VALUES (?, ?)", [version + 1, utc_now()])
             con.execute("COMMIT")
         except duckdb.Error as error:

@@ -12,6 +12,8 @@ Contracts:
       value is a bound parameter or an Arrow column.
     * DuckDB allows one writing process per file: connections retry a locked file with
       backoff, and callers keep connections short (chunk first, then write).
+    * On a DuckLake store (``ducklake:...``) many processes write at once; a write method whose
+      commit conflicted with another writer's runs again (``@retried``).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from uuid import UUID
 import duckdb
 
 from ingest_assets.settings import Settings
+from ingest_assets.store import lake
 from ingest_assets.store.changes import ViewScope, local_run_id, record_view_change, tracked, view_ids
-from ingest_assets.store.connection import Connections
+from ingest_assets.store.connection import Connections, retried
 from ingest_assets.store.errors import StoreError
 from ingest_assets.store.recent import Recent
 from ingest_assets.store.rows import (
@@ -51,6 +54,7 @@ from ingest_assets.store.rows import (
     rows_size,
     utc_now,
 )
+from ingest_assets.store.set_rows import CHUNK_COLUMNS, GRAPH_COLUMNS, chunk_dicts, rows_by_set
 from ingest_assets.store.writes import (
     body_parts,
     chunk_set_rows,
@@ -103,10 +107,12 @@ class IngestStore:
         settings: Settings | None = None,
         run_id: str | None = None,
     ) -> None:
-        self.path = Path(path)
+        settings = settings or Settings.from_env()
+        self._connections = Connections(path, lock_timeout, settings.duckdb_config(), settings.lake_data)
+        # The file's Path, or the lake's location (``ducklake:...``) as given.
+        self.path = self._connections.path
+        self.is_lake = self._connections.is_lake
         self.run_id = run_id or local_run_id()
-        config = (settings or Settings.from_env()).duckdb_config()
-        self._connections = Connections(self.path, lock_timeout, config)
         self._recent = Recent()
 
     # ------------------------------------------------------------------ connections
@@ -128,8 +134,22 @@ class IngestStore:
         """Open the store once so a bad file fails early; see :meth:`Connections.check`."""
         self._connections.check()
 
+    def maintain_lake(self, keep_hours: float = 24.0) -> dict[str, int]:
+        """Compact a DuckLake store and expire its old snapshots; see :func:`lake.maintain`.
+
+        Raises:
+            StoreError: The store is a DuckDB file (which needs no maintenance).
+        """
+        if not self.is_lake:
+            raise StoreError(
+                f"{self.path}: is a DuckDB file; only a DuckLake store (INGEST_STORE) is maintained"
+            )
+        with self.connect() as con:
+            return lake.maintain(con, keep_hours)
+
     # ------------------------------------------------------------------ plans
 
+    @retried
     def sync_plans(self, plans: Iterable[tuple[str, str, str, dict[str, Any]]]) -> list[str]:
         """Make exactly ``plans`` live: (plan_key, name, fingerprint, settings) each.
 
@@ -144,6 +164,12 @@ class IngestStore:
             known = dict(con.execute("SELECT plan_key, live FROM plans").fetchall())
             added = [k for k in wanted if known.get(k) is not True]
             retire = [k for k, live in known.items() if live and k not in wanted]
+            if (retire or added) and self.is_lake:
+                # DuckLake has no key to refuse a second row of a plan, and inserts of one
+                # table by two writers do not conflict: runs starting together would each add
+                # the plan. Rewriting schema_version's row makes their commits conflict, and
+                # the one retried finds the plan registered.
+                con.execute("UPDATE schema_version SET applied_at = applied_at")
             now = utc_now()
             with tracked(con, self.run_id, ViewScope.plans([*added, *retire]), now):
                 if retire:
@@ -182,6 +208,7 @@ class IngestStore:
             params.append(sorted(shards))
         return {row[0]: SourceRow(*row) for row in self.query(query, params)}
 
+    @retried
     def write_sources(self, rows: Sequence[SourceRow]) -> None:
         """Insert or replace source rows in one transaction (new, changed or deleted files)."""
         if not rows:
@@ -193,6 +220,7 @@ class IngestStore:
         ):
             replace(con, "sources", source_rows(rows, now))
 
+    @retried
     def write_parsed(self, documents: Sequence[DocumentWrite], failures: Sequence[FailureWrite]) -> None:
         """Store parsed documents and parse failures, and point their sources at them, atomically.
 
@@ -298,6 +326,7 @@ class IngestStore:
 
     # ------------------------------------------------------------------ failures
 
+    @retried
     def record_failures(self, failures: Sequence[FailureWrite]) -> None:
         """Record failures not yet recorded for the same source content, stage and plan."""
         if failures:
@@ -365,6 +394,7 @@ class IngestStore:
             found.setdefault(role, {})[doc] = (key, based)
         return found
 
+    @retried
     def write_chunk_sets(self, sets: Sequence[ChunkSetWrite], members: Sequence[MemberWrite]) -> int:
         """Write new chunk sets and point plans at sets, all in one transaction.
 
@@ -390,6 +420,7 @@ class IngestStore:
             self._recent.put(("set", s.set_key), ordered, rows_size(ordered))
         return len(rows)
 
+    @retried
     def write_graph_sets(self, sets: Sequence[GraphSetWrite], members: Sequence[MemberWrite]) -> int:
         """Write new graph sets and point plans at them in one transaction; returns rows inserted."""
         if not sets and not members:
@@ -415,18 +446,9 @@ class IngestStore:
         """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order."""
         recent, missing = self._recent_sets(set_keys)
         result = {key: [chunk_dict(row) for row in rows] for key, rows in recent.items()}
-        names, grouped = self._rows_by_set(
-            'id, document_id, "index", text, provenance, heading_path, content_kind, chunker, '
-            "chunker_hash, level, parent_id, metadata, created_at",
-            missing,
-        )
-        for key, rows in grouped.items():
-            result[key] = []
-            for values in rows:
-                row = dict(zip(names, values, strict=True))
-                row["provenance"] = json.loads(row["provenance"])
-                row["metadata"] = json.loads(row["metadata"])
-                result[key].append(row)
+        with self.connect() as con:
+            names, grouped = rows_by_set(con, CHUNK_COLUMNS, missing)
+        result.update({key: chunk_dicts(names, rows) for key, rows in grouped.items()})
         return result
 
     def graph_rows(self, set_keys: Iterable[str]) -> dict[str, list[tuple[Any, ...]]]:
@@ -438,14 +460,8 @@ class IngestStore:
             key: [tuple(row[name] for name in GRAPH_ROW_COLUMNS) for row in rows]
             for key, rows in recent.items()
         }
-        result.update(
-            self._rows_by_set(
-                'id::VARCHAR, document_id::VARCHAR, "index", provenance::VARCHAR, heading_path, '
-                "content_kind, chunker, chunker_hash, level, parent_id::VARCHAR, metadata::VARCHAR, "
-                "created_at",
-                missing,
-            )[1]
-        )
+        with self.connect() as con:
+            result.update(rows_by_set(con, GRAPH_COLUMNS, missing)[1])
         return result
 
     def _recent_sets(self, set_keys: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
@@ -458,29 +474,6 @@ class IngestStore:
             else:
                 recent[key] = rows
         return recent, missing
-
-    def _rows_by_set(
-        self, columns: str, set_keys: Iterable[str]
-    ) -> tuple[list[str], dict[str, list[tuple[Any, ...]]]]:
-        """The column names and, per set (every requested key present), its chunk rows in index
-        order; ``columns`` is SQL written in this module, never input."""
-        keys = sorted(set(set_keys))
-        if not keys:
-            return [], {}
-        with self.connect() as con:
-            cursor = con.execute(
-                # A semi-join, not list_contains: DuckDB then fetches the other columns of the
-                # matching rows only.
-                "SELECT set_key, " + columns + " FROM chunks WHERE set_key IN (SELECT unnest(?::VARCHAR[])) "
-                'ORDER BY set_key, "index"',
-                [keys],
-            )
-            names = [d[0] for d in cursor.description][1:]
-            rows = cursor.fetchall()
-        grouped: dict[str, list[tuple[Any, ...]]] = {key: [] for key in keys}
-        for row in rows:
-            grouped[row[0]].append(row[1:])
-        return names, grouped
 
     def record_timing(self, step: str, plan_key: str | None, items: int, work: int, seconds: float) -> None:
         """Record how long ``step`` took over ``items`` (``work`` bytes or characters); see

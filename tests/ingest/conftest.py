@@ -16,6 +16,7 @@ from ingest_assets.cli import run_pipeline
 from ingest_assets.engine import IngestEngine
 from ingest_assets.plans import Plan, _plans_at, load_plans
 from ingest_assets.store import IngestStore
+from tests.lake.postgres import Backend
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
@@ -42,10 +43,11 @@ def plan_spec(
 class Pipeline:
     """Runs ``run_pipeline`` (the code path of ``ingest run``) against one tmp inbox, store and plans file."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, store: str | Path | None = None) -> None:
         self.inbox = root / "inbox"
         shutil.copytree(SAMPLE, self.inbox)
-        self.db = root / "ingest.duckdb"
+        # A DuckDB file, or a lake location (ducklake:...) from the ``backend`` fixture.
+        self.db = root / "ingest.duckdb" if store is None else store
         self.plans_file = root / "plans.yaml"
         self.instance = DagsterInstance.ephemeral()
         self.write_plans(default=plan_spec())
@@ -92,7 +94,8 @@ class Pipeline:
 
 
 @pytest.fixture
-def pipeline(tmp_path: Path) -> Pipeline:
+def pipeline(tmp_path: Path, backend: Backend) -> Pipeline:
+    """The pipeline over ``backend``'s store (the DuckDB file unless the test asks for both)."""
     if not SAMPLE.is_dir():
         pytest.skip("data/sample is missing")
-    return Pipeline(tmp_path)
+    return Pipeline(tmp_path, backend.location if backend.is_lake else None)

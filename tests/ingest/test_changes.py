@@ -11,6 +11,7 @@ from dagster import AssetKey
 
 from ingest_assets.cli import main
 from tests.ingest.conftest import Pipeline, plan_spec
+from tests.lake.postgres import on_both_backends
 
 
 def _view(p: Pipeline) -> set[tuple[str, str]]:
@@ -48,6 +49,7 @@ def test_fresh_ingest_records_every_current_chunk_as_added_under_dagster_run_ids
     assert runs <= dagster_runs and runs
 
 
+@on_both_backends()
 def test_noop_records_nothing_and_an_edit_lists_exactly_that_documents_chunks(pipeline: Pipeline) -> None:
     pipeline.run()
     mark = _last_at(pipeline)

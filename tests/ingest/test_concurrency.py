@@ -19,16 +19,20 @@ import yaml
 
 from ingest_assets.store import IngestStore, invariants
 from tests.ingest.conftest import SAMPLE, plan_spec
+from tests.lake.postgres import Backend, on_both_backends
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _command(tmp_path: Path, inbox: Path, name: str) -> tuple[list[str], dict[str, str]]:
+def _command(
+    tmp_path: Path, inbox: Path, name: str, db: str | Path | None = None
+) -> tuple[list[str], dict[str, str]]:
     home = tmp_path / f"home-{name}"
     home.mkdir(exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_HOME": str(home)}
+    db = tmp_path / "i.duckdb" if db is None else db
     args = [sys.executable, "-m", "ingest_assets.cli", "run", "--inbox", str(inbox), "--db",
-            str(tmp_path / "i.duckdb"), "--plans", str(tmp_path / "plans.yaml"), "--json"]  # fmt: skip
+            str(db), "--plans", str(tmp_path / "plans.yaml"), "--json"]  # fmt: skip
     return args, env
 
 
@@ -39,8 +43,8 @@ def _setup(tmp_path: Path) -> Path:
     return inbox
 
 
-def _assert_complete(tmp_path: Path, files: int) -> None:
-    store = IngestStore(tmp_path / "i.duckdb")
+def _assert_complete(tmp_path: Path, files: int, db: str | Path | None = None) -> None:
+    store = IngestStore(tmp_path / "i.duckdb" if db is None else db)
     assert store.query("SELECT count(*) FROM current_documents")[0][0] == files
     assert (
         store.query("SELECT count(DISTINCT document_id) FROM current_chunks WHERE level = 0")[0][0] == files
@@ -53,15 +57,16 @@ def _assert_complete(tmp_path: Path, files: int) -> None:
 
 
 @pytest.mark.slow
-def test_two_runs_writing_at_once_both_succeed(tmp_path: Path) -> None:
+@on_both_backends()
+def test_two_runs_writing_at_once_both_succeed(tmp_path: Path, backend: Backend) -> None:
     inbox = _setup(tmp_path)
-    commands = [_command(tmp_path, inbox, name) for name in "ab"]
+    commands = [_command(tmp_path, inbox, name, backend.location) for name in "ab"]
     procs = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, text=True) for args, env in commands]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
     summaries = [json.loads(out) for out in outputs]
     assert all(s["documents"]["failed"] == 0 for s in summaries)
-    _assert_complete(tmp_path, len(list(inbox.iterdir())))
+    _assert_complete(tmp_path, len(list(inbox.iterdir())), backend.location)
 
 
 @pytest.mark.slow

@@ -22,6 +22,7 @@ from ingest_assets.search import search
 from ingest_assets.store import SCHEMA_VERSION, IngestStore, invariants
 from tests.ingest.conftest import Pipeline, plan_spec
 from tests.ingest.test_sensors import _execute, _requests, _settle, _tick
+from tests.lake.postgres import on_both_backends
 from tests.old_schemas import downgrade_to_schema_5
 
 MODEL = "wordllama:l2_supercat_256"
@@ -79,6 +80,7 @@ def _assert_covered(p: Pipeline, plan_key: str) -> None:
     assert invariants.vector_coverage(p.store, {plan_key: embedding}) == []
 
 
+@on_both_backends()
 def test_sequence_embeds_only_texts_never_embedded(pipeline: Pipeline, counter: Counter) -> None:
     pipeline.write_plans(default=embedding_plan())
     # Full run: every distinct child text, once.
@@ -184,6 +186,7 @@ def test_plan_without_embedding_has_no_stage_until_one_is_added(pipeline: Pipeli
     _assert_covered(pipeline, key)
 
 
+@on_both_backends()
 @pytest.mark.parametrize("mode", ["text", "contextual"])
 def test_search_finds_children_by_their_own_text(pipeline: Pipeline, mode: str) -> None:
     """Recall@1 of 100 random children searched with the text their plan embeds (the stored text,

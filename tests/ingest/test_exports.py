@@ -15,6 +15,7 @@ import pytest
 from ingest_assets.cli import main
 from ingest_assets.exports import ExportError, apply_increment, export_plan, read_tables
 from tests.ingest.conftest import Pipeline, plan_spec
+from tests.lake.postgres import on_both_backends
 
 
 def _views(p: Pipeline, plan_key: str) -> dict[str, list[dict[str, Any]]]:
@@ -114,6 +115,7 @@ def test_graphml_reads_back_equal_to_graph_views(ingested: tuple[Pipeline, str],
     assert {n["label"] for n in nodes} == {"Document", "ParentChunk", "Chunk"}
 
 
+@on_both_backends()
 def test_incremental_export_applied_to_the_previous_equals_a_full_export(
     ingested: tuple[Pipeline, str], tmp_path: Path
 ) -> None:

@@ -14,10 +14,16 @@ from ingest_assets.cli import main
 from ingest_assets.engine.forecast import ROLES, Forecast, forecast
 from ingest_assets.settings import Settings
 from tests.ingest.conftest import Pipeline, plan_spec
+from tests.lake.postgres import on_both_backends
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _digest(p: Pipeline) -> str:
+    """The store file's bytes, or on the lake its snapshots (any commit adds one)."""
+    if p.store.is_lake:
+        with p.store.connect() as con:
+            alias = con.execute("SELECT current_database()").fetchone()[0]
+            return repr(con.execute("SELECT * FROM ducklake_snapshots(?)", [alias]).fetchall())
+    return hashlib.sha256(Path(p.db).read_bytes()).hexdigest()
 
 
 def _stored(p: Pipeline) -> dict[str, set[str]]:
@@ -30,9 +36,9 @@ def _stored(p: Pipeline) -> dict[str, set[str]]:
 
 def _predict(p: Pipeline) -> Forecast:
     """The forecast, asserting it wrote nothing."""
-    before, counts = _digest(p.db), p.store.table_counts()
+    before, counts = _digest(p), p.store.table_counts()
     result = forecast(p.store, p.inbox, p.plans(), Settings.from_env().limits)
-    assert _digest(p.db) == before and p.store.table_counts() == counts
+    assert _digest(p) == before and p.store.table_counts() == counts
     return result
 
 
@@ -78,6 +84,7 @@ def test_forecast_of_a_child_size_change_reuses_every_parent(pipeline: Pipeline)
     _assert_run_matches(pipeline, predicted)
 
 
+@on_both_backends()
 def test_forecast_of_an_edit_and_a_delete_names_that_document_only(pipeline: Pipeline) -> None:
     pipeline.run()
     edited = pipeline.inbox / "chunking-settings.md"
@@ -99,12 +106,12 @@ def test_ingest_plans_diff_prints_per_kind_and_refuses_bad_input(
 ) -> None:
     pipeline.run()
     pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
-    before = _digest(pipeline.db)
+    before = _digest(pipeline)
     argv = ["plans", "--diff", "--db", str(pipeline.db), "--inbox", str(pipeline.inbox)]
     assert main([*argv, "--plans", str(pipeline.plans_file)]) == 0
     out = capsys.readouterr().out
     assert "read-only" in out and "markdown" in out and "estimate for the run:" in out
-    assert _digest(pipeline.db) == before
+    assert _digest(pipeline) == before
     assert main([*argv, "--plans", str(tmp_path / "none.yaml")]) == 2
     assert "none.yaml" in capsys.readouterr().err
     assert (

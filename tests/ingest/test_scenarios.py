@@ -1,5 +1,6 @@
 """The DESIGN.md scenarios end to end through ``run_pipeline`` (what ``ingest run`` calls):
-real Dagster runs on an ephemeral instance, a real DuckDB file."""
+real Dagster runs on an ephemeral instance, on both store backends (a real DuckDB file, and a
+DuckLake store on a real Postgres catalog)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import pytest
 
 from ingest_assets.store import invariants
 from tests.ingest.conftest import Pipeline, plan_spec
+from tests.lake.postgres import on_both_backends
+
+pytestmark = on_both_backends()
 
 
 def _assert_invariants(p: Pipeline) -> None:

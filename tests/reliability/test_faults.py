@@ -21,6 +21,7 @@ import pytest
 
 from ingest_assets.store import IngestStore
 from tests.ingest.conftest import plan_spec
+from tests.lake.postgres import Backend, on_both_backends, store_exists
 from tests.reliability.conftest import (
     FIGURES,
     cli_command,
@@ -33,18 +34,19 @@ from tests.reliability.conftest import (
 
 
 def _committed(store: IngestStore) -> dict[str, int]:
-    if not store.path.exists():
+    if not store_exists(store.path):
         return {"parent": 0, "child": 0, "parsed": 0}
     members = dict(store.query("SELECT role, count(*) FROM plan_members GROUP BY role"))
     parsed = store.query("SELECT count(*) FROM sources WHERE version_id IS NOT NULL")[0][0]
     return {"parent": members.get("parent", 0), "child": members.get("child", 0), "parsed": parsed}
 
 
-def _kill_trials(tmp: Path, delays: list[float], seed: int) -> None:
-    """Kill ``ingest run`` after each delay on one store, check it, then complete it with one run."""
+def _kill_trials(tmp: Path, delays: list[float], seed: int, db: str | Path | None = None) -> None:
+    """Kill ``ingest run`` after each delay on one store (``db``, else a DuckDB file in ``tmp``),
+    check it, then complete it with one run."""
     inbox = copy_sample(tmp / "inbox")
     plans = write_plans(tmp / "plans.yaml")
-    db = tmp / "i.duckdb"
+    db = tmp / "i.duckdb" if db is None else db
     store = IngestStore(db)
     for trial, delay in enumerate(delays):
         args, env = cli_command(tmp, inbox, db, plans, home=f"home-killed-{trial}")
@@ -55,7 +57,7 @@ def _kill_trials(tmp: Path, delays: list[float], seed: int) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
         FIGURES["kill_trials"] += 1
-        if db.exists():
+        if store_exists(db):
             assert consistency_violations(store) == [], f"seed {seed}, killed after {delay:.1f} s"
         FIGURES["kill_consistent"] += 1
     before = _committed(store)
@@ -75,10 +77,11 @@ def _kill_trials(tmp: Path, delays: list[float], seed: int) -> None:
     FIGURES["kill_reused_sets"] += before["parent"] + before["child"]
 
 
-def test_sigkill_at_random_points_then_rerun_completes(tmp_path: Path) -> None:
+@on_both_backends()
+def test_sigkill_at_random_points_then_rerun_completes(tmp_path: Path, backend: Backend) -> None:
     # Default suite: two kills on one store (one early, one late in the run), one completing run.
     rng = random.Random(20240601)
-    _kill_trials(tmp_path, [rng.uniform(3.0, 6.0), rng.uniform(6.0, 10.0)], seed=0)
+    _kill_trials(tmp_path, [rng.uniform(3.0, 6.0), rng.uniform(6.0, 10.0)], seed=0, db=backend.location)
 
 
 @pytest.mark.slow
@@ -94,9 +97,8 @@ def test_twenty_sigkill_trials(tmp_path: Path) -> None:
         list(pool.map(chain, range(10)))
 
 
-def _concurrent(tmp: Path, plan_files: list[Path], stagger: float) -> None:
+def _concurrent(tmp: Path, plan_files: list[Path], stagger: float, db: str | Path) -> None:
     inbox = copy_sample(tmp / "inbox")
-    db = tmp / "i.duckdb"
     procs = []
     for index, plans in enumerate(plan_files):
         args, env = cli_command(tmp, inbox, db, plans, home=f"home{index}")
@@ -124,13 +126,15 @@ def _concurrent(tmp: Path, plan_files: list[Path], stagger: float) -> None:
 
 
 @pytest.mark.slow
-def test_two_backfills_of_different_plans_at_once(tmp_path: Path) -> None:
+@on_both_backends()
+def test_two_backfills_of_different_plans_at_once(tmp_path: Path, backend: Backend) -> None:
     a = write_plans(tmp_path / "a.yaml", small=plan_spec(child=150, chat_child=150))
     b = write_plans(tmp_path / "b.yaml", large=plan_spec(parent=800, child=300))
-    _concurrent(tmp_path, [a, b], stagger=0.0)
+    _concurrent(tmp_path, [a, b], stagger=0.0, db=backend.location)
 
 
 @pytest.mark.slow
-def test_a_run_started_during_another_run(tmp_path: Path) -> None:
+@on_both_backends()
+def test_a_run_started_during_another_run(tmp_path: Path, backend: Backend) -> None:
     plans = write_plans(tmp_path / "plans.yaml")
-    _concurrent(tmp_path, [plans, plans], stagger=5.0)
+    _concurrent(tmp_path, [plans, plans], stagger=5.0, db=backend.location)

@@ -3,6 +3,7 @@ migrated, or refused with a clear message (no traceback) and the file left as it
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import shutil
@@ -174,3 +175,23 @@ def test_bad_limit_setting_is_a_clear_error(
     monkeypatch.setenv("INGEST_MAX_PAGES", value)
     err = _cli_error(tmp_path, tmp_path / "x.duckdb")
     assert "INGEST_MAX_PAGES" in err and "positive whole number" in err
+
+
+def test_a_store_written_by_a_newer_duckdb_is_refused_naming_the_file_and_the_fix(tmp_path: Path) -> None:
+    # A store made by `ingest run` under DuckDB 2.0.1 (the project's version before the 1.5.5
+    # pin), gzipped: DuckDB 1.5.5 cannot read its storage format.
+    packed = Path(__file__).parent / "files" / "store_written_by_duckdb_2.0.1.duckdb.gz"
+    db = tmp_path / "ingest.duckdb"
+    db.write_bytes(gzip.decompress(packed.read_bytes()))
+    before = _digest(db)
+    message = _cli_error(tmp_path, db)
+    assert f"{db}: was written by a newer DuckDB than this project's {duckdb.__version__}" in message
+    assert "delete the file (and its .wal) and run again to rebuild it from the inbox" in message
+    assert _digest(db) == before
+    db.unlink()  # the fix the message gives
+    code, _, err = cli_in_process(
+        ["run", "--inbox", str(tmp_path / "inbox"), "--db", str(db), "--plans", str(tmp_path / "plans.yaml")],
+        tmp_path / "home",
+    )
+    assert code == 0, err
+    assert IngestStore(db).query("SELECT count(*) FROM current_documents")[0][0] > 0

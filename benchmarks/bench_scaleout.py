@@ -1,0 +1,141 @@
+"""Scale-out: the corpus ingested by 1, 2 and 4 parallel shard runs on a DuckLake store (Postgres
+catalog), beside one `ingest run` on the single DuckDB file, in one run of this script.
+
+    python benchmarks/bench_scaleout.py                 # the shared corpus x10
+    python benchmarks/bench_scaleout.py --copies 3      # x3, when time is short
+
+Every run starts from an empty store and goes through parse, parent and child chunking and graph
+records of every document. Each process uses one worker (INGEST_WORKERS=1), so N processes use N
+cores: what the lake gives with N machines is then read off the 1-, 2- and 4-process times.
+The 8 shards are dealt out round-robin; a process runs its shards one after another
+(``python -m ingest_assets.defs.shards``), each with a Dagster home of its own.
+
+From the speedup S(P) = T(1) / T(P) the serial fraction is estimated (Karp-Flatt:
+f = (1/S - 1/P) / (1 - 1/P)), and Amdahl's law gives what N machines would: 1 / (f + (1 - f)/N).
+On a machine with C cores, runs of P > C processes share cores: their times measure the
+overhead of more writers, not more machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import ROOT, corpus_files, default_corpus
+from ingest_assets.engine import SHARDS
+
+SCRIPT = ROOT / "scripts" / "local_postgres.sh"
+
+
+def _inbox(root: Path, corpus: Path, copies: int) -> Path:
+    inbox = root / "inbox"
+    for copy in range(copies):
+        for path in corpus_files(corpus):
+            target = inbox / f"copy{copy:02d}" / path.relative_to(corpus)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    return inbox
+
+
+def _env(root: Path, name: str, extra: dict[str, str]) -> dict[str, str]:
+    home = root / "homes" / name
+    home.mkdir(parents=True)
+    shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
+    return {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_HOME": str(home), "INGEST_WORKERS": "1",
+            "DAGSTER_TELEMETRY_DISABLED": "1", **extra}  # fmt: skip
+
+
+def _timed(commands: list[tuple[list[str], dict[str, str]]]) -> float:
+    started = time.perf_counter()
+    procs = [subprocess.Popen(a, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for a, e in commands]  # fmt: skip
+    errors = [p.communicate()[1] for p in procs]
+    elapsed = time.perf_counter() - started
+    for proc, err in zip(procs, errors, strict=True):
+        if proc.returncode:
+            raise SystemExit(f"a run failed:\n{err[-3000:]}")
+    return elapsed
+
+
+def _new_lake(pg: dict[str, str], root: Path, name: str) -> dict[str, str]:
+    conninfo = f"host={pg['PGHOST']} port={pg['PGPORT']} user={pg['PGUSER']}"
+    subprocess.run(["psql", "-q", "-d", f"dbname=postgres {conninfo}", "-c", f"CREATE DATABASE {name}"],
+                   check=True, capture_output=True)  # fmt: skip
+    data = root / f"data_{name}"
+    data.mkdir()
+    return {"INGEST_STORE": f"ducklake:postgres:dbname={name} {conninfo}", "INGEST_LAKE_DATA": str(data)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=10)
+    parser.add_argument("--processes", default="1,2,4")
+    args = parser.parse_args()
+    corpus = default_corpus()
+    root = Path(tempfile.mkdtemp(prefix="bench-scaleout-"))
+    os.chmod(root, 0o755)
+    started = subprocess.run(["bash", str(SCRIPT), "start", str(root / "pg")], capture_output=True, text=True)
+    if started.returncode:
+        raise SystemExit(started.stderr)
+    pg = dict(
+        item.split("=", 1)
+        for line in started.stdout.splitlines()
+        if line.startswith("export PG")
+        for item in line[len("export ") :].split()
+    )
+    try:
+        inbox = _inbox(root, corpus, args.copies)
+        plans = root / "plans.yaml"
+        shutil.copyfile(ROOT / "plans.yaml", plans)
+        common = {"INGEST_INBOX": str(inbox), "INGEST_PLANS": str(plans)}
+        files = len(list(p for p in inbox.rglob("*") if p.is_file()))
+        figures: dict[str, float] = {}
+        cli = [sys.executable, "-m", "ingest_assets.cli", "run"]
+        figures["file, 1 process"] = _timed(
+            [(cli, _env(root, "file", {**common, "INGEST_DUCKDB": str(root / "i.duckdb")}))]
+        )
+        for count in (int(p) for p in args.processes.split(",")):
+            lake = _new_lake(pg, root, f"lake{count}")
+            groups = [list(SHARDS[i::count]) for i in range(count)]
+            commands = [
+                ([sys.executable, "-m", "ingest_assets.defs.shards", *group],
+                 _env(root, f"lake{count}-{i}", {**common, **lake}))
+                for i, group in enumerate(groups)
+            ]  # fmt: skip
+            figures[f"lake, {count} process{'es' if count > 1 else ''}"] = _timed(commands)
+        one = figures["lake, 1 process"]
+        report = {
+            "files": files,
+            "copies": args.copies,
+            "cores": len(os.sched_getaffinity(0)),
+            "seconds": figures,
+        }
+        fractions = {}
+        for name, seconds in figures.items():
+            count = int(name.split(", ")[1].split()[0])
+            if name.startswith("lake") and count > 1:
+                speedup = one / seconds
+                fractions[count] = (1 / speedup - 1 / count) / (1 - 1 / count)
+        report["speedup"] = {name: round(one / s, 2) for name, s in figures.items()}
+        report["serial_fraction"] = {str(k): round(v, 3) for k, v in fractions.items()}
+        usable = [k for k in fractions if k <= report["cores"]] or list(fractions)
+        f = max(0.0, min(1.0, fractions[max(usable)]))
+        report["amdahl_from"] = f"P={max(usable)}"
+        report["amdahl"] = {str(n): round(1 / (f + (1 - f) / n), 2) for n in (1, 2, 4, 8, 16)}
+        print(json.dumps(report, indent=2))
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "stop", str(root / "pg")], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

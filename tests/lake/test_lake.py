@@ -1,0 +1,231 @@
+"""The DuckLake backend on a real Postgres catalog: the derived schema, the conflict retry
+(provoked for real, by two processes), the bound on it, offline extensions, and eight shard
+runs in parallel processes leaving the store a serial run leaves, row for row."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from ingest_assets.engine import SHARDS
+from ingest_assets.settings import Settings
+from ingest_assets.store import IngestStore, StoreError, connection, lake
+from ingest_assets.store.schema import schema_sql
+from ingest_assets.store.store import TABLES
+from tests.ingest.conftest import SAMPLE, plan_spec
+from tests.lake.postgres import Cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+_CREATED = re.compile(r"CREATE (TABLE|VIEW) (\w+)")
+
+
+def _new_lake(cluster: Cluster, tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    location, data = cluster.new_lake(tmp_path / name)
+    monkeypatch.setenv("INGEST_LAKE_DATA", str(data))
+    return location
+
+
+def _columns(store: IngestStore) -> list[tuple[str, str, str]]:
+    return sorted(
+        store.query(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database()"
+        )
+    )
+
+
+def test_lake_sql_drops_only_key_constraints() -> None:
+    # A table another change adds to schema.sql, with every form of key constraint.
+    added = textwrap.dedent("""\
+        CREATE TABLE embeddings (
+            chunk_id  UUID PRIMARY KEY,
+            model     VARCHAR NOT NULL UNIQUE,
+            vector    FLOAT[] NOT NULL
+        );
+        CREATE TABLE pairs (a VARCHAR NOT NULL, b INTEGER, PRIMARY KEY (a, b), UNIQUE (b));
+        """)
+    assert lake.lake_sql(added) == textwrap.dedent("""\
+        CREATE TABLE embeddings (
+            chunk_id  UUID,
+            model     VARCHAR NOT NULL,
+            vector    FLOAT[] NOT NULL
+        );
+        CREATE TABLE pairs (a VARCHAR NOT NULL, b INTEGER);
+        """)
+    derived = lake.lake_sql(schema_sql())
+    assert not re.search(r"PRIMARY\s+KEY|UNIQUE", derived, re.IGNORECASE)
+    assert _CREATED.findall(derived) == _CREATED.findall(schema_sql())
+
+
+def test_a_new_lake_has_the_file_stores_tables_views_and_columns(
+    postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on_lake = IngestStore(_new_lake(postgres_cluster, tmp_path, "lake", monkeypatch))
+    on_file = IngestStore(tmp_path / "i.duckdb")
+    on_lake.check()
+    on_file.check()
+    assert on_lake.is_lake and not on_file.is_lake
+    assert _columns(on_lake) == _columns(on_file)
+    assert {name for (name,) in on_lake.query("SELECT view_name FROM duckdb_views() WHERE NOT internal")} >= {
+        name for kind, name in _CREATED.findall(schema_sql()) if kind == "VIEW"
+    }
+    assert set(on_lake.table_counts()) == set(TABLES)
+    # Nothing is fetched from the network: the extensions came from the wheels.
+    settings = on_lake.query(
+        "SELECT current_setting('autoinstall_known_extensions'), current_setting('autoload_known_extensions')"
+    )
+    assert settings == [(False, False)]
+
+
+def test_a_lake_without_its_server_is_refused_with_the_setting_to_fix(tmp_path: Path) -> None:
+    dead = "ducklake:postgres:dbname=lake host=127.0.0.1 port=1 user=nobody connect_timeout=2"
+    with pytest.raises(StoreError, match=r"(?s)cannot open the DuckLake store .*INGEST_STORE"):
+        IngestStore(dead).check()
+
+
+_WRITER = textwrap.dedent("""\
+    import sys, time, uuid
+    from ingest_assets.store import IngestStore, SourceRow
+    location, name, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    store = IngestStore(location)
+    store.check()
+    while time.time() < start:
+        time.sleep(0.005)
+    for round in range(20):
+        # 12 rows: deleted by key and inserted again, as a scan of a shard does.
+        store.write_sources([
+            SourceRow(f"file:///{name}/{i}", f"/{name}/{i}", uuid.uuid5(uuid.NAMESPACE_URL, f"{name}{i}"),
+                      "00", f"hash-{round}", round, 0)
+            for i in range(12)
+        ])
+    print(store._connections.conflicts_retried)
+    """)
+
+
+def test_conflicting_writers_in_two_processes_are_retried(
+    postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
+    IngestStore(location).check()
+    start = str(time.time() + 4.0)  # both start writing at once
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, location, name, start], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name in ("a", "b")
+    ]  # fmt: skip
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
+    retried = sum(int(out) for out, _ in outputs)
+    assert retried > 0, "no conflict happened: the test did not exercise the retry"
+    rows = IngestStore(location).query("SELECT uri, content_hash FROM sources ORDER BY uri")
+    assert rows == sorted((f"file:///{n}/{i}", "hash-19") for n in "ab" for i in range(12))
+
+
+def test_a_conflict_past_the_bound_fails_with_a_message(
+    postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
+    store = IngestStore(location)
+    with store.transaction() as con:
+        for key in "ab":
+            con.execute("INSERT INTO plans VALUES (?, ?, 'f', '{}', TRUE, now())", [key, key])
+    # Another writer: a database of its own on the same lake, committing between our statements.
+    other = duckdb.connect(":memory:", config={"autoinstall_known_extensions": "false"})
+    lake.load_extensions(other)
+    other.execute(lake.attach_statement(location, "other", None))
+    monkeypatch.setattr(connection, "CONFLICT_ATTEMPTS", 3)
+    tries = []
+
+    def racing_write() -> None:
+        tries.append(1)
+        with store.transaction() as con:
+            con.execute("UPDATE plans SET live = NOT live WHERE plan_key = 'a'")
+            other.execute("UPDATE other.plans SET live = NOT live WHERE plan_key = 'b'")
+
+    with pytest.raises(StoreError, match=r"conflicted with other writers 3 times"):
+        store._connections.retrying(racing_write)
+    assert len(tries) == 3
+    other.close()
+
+
+def _contents(store: IngestStore) -> dict[str, list[tuple]]:
+    """Every table and view, without the write times (columns, and in node properties), sorted."""
+    found = {}
+    for (name,) in store.query(
+        "SELECT DISTINCT table_name FROM duckdb_columns() WHERE database_name = current_database() "
+        # verified_sets records the checks `ingest run` ran after its runs, which shard runs do not.
+        "AND table_name NOT IN ('schema_version', 'verified_sets')"
+    ):
+        columns = [
+            # A graph node's properties carry its chunk's write time too.
+            """json_merge_patch(properties, '{"created_at": null}')::VARCHAR"""
+            if c == "properties"
+            else f'"{c}"::VARCHAR'
+            for (c,) in store.query(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND table_name = ? AND data_type <> 'TIMESTAMP' AND column_name <> 'hashed_at_ns' "
+                "ORDER BY column_index",
+                [name],
+            )
+        ]
+        found[name] = store.query(f"SELECT {', '.join(columns)} FROM {name} ORDER BY ALL")
+    return found
+
+
+@pytest.mark.slow
+def test_eight_shard_runs_in_parallel_equal_a_serial_run(
+    postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inbox = tmp_path / "inbox"
+    shutil.copytree(SAMPLE, inbox)
+    plans = tmp_path / "plans.yaml"
+    plans.write_text(yaml.safe_dump({"plans": {"default": plan_spec()}}))
+    parallel = _new_lake(postgres_cluster, tmp_path, "parallel", monkeypatch)
+    base = {**os.environ, "PYTHONPATH": str(ROOT), "INGEST_INBOX": str(inbox), "INGEST_PLANS": str(plans)}
+
+    def env(store: str, home: str) -> dict[str, str]:
+        (tmp_path / home).mkdir()
+        shutil.copyfile(ROOT / "dagster.yaml", tmp_path / home / "dagster.yaml")
+        # The lake made last is the one whose data folder INGEST_LAKE_DATA names now.
+        data = {"INGEST_LAKE_DATA": os.environ["INGEST_LAKE_DATA"]}
+        return {**base, **data, "INGEST_STORE": store, "DAGSTER_HOME": str(tmp_path / home)}
+
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "ingest_assets.defs.shards", shard],
+                         env=env(parallel, f"h{shard}"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+        for shard in SHARDS
+    ]  # fmt: skip
+    outputs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0] * len(SHARDS), [err[-2000:] for _, err in outputs]
+    reports = [json.loads(out) for out, _ in outputs]
+    assert sum(r[s]["documents"]["parsed"] for r, s in zip(reports, SHARDS, strict=True)) == len(
+        list(inbox.iterdir())
+    )
+
+    serial = _new_lake(postgres_cluster, tmp_path, "serial", monkeypatch)
+    done = subprocess.run([sys.executable, "-m", "ingest_assets.cli", "run", "--json"], env=env(serial, "hs"),
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    in_parallel = _contents(IngestStore(parallel, settings=Settings(lake_data=str(tmp_path / "parallel"))))
+    in_serial = _contents(IngestStore(serial, settings=Settings(lake_data=str(tmp_path / "serial"))))
+    assert in_parallel["current_chunks"] and in_parallel["graph_nodes"]
+    differing = {
+        name: (len(rows), len(in_serial[name]), sorted(set(rows) ^ set(in_serial[name]))[:2])
+        for name, rows in in_parallel.items()
+        if rows != in_serial.get(name)
+    }
+    assert in_parallel == in_serial, differing
