@@ -499,6 +499,11 @@ class SectionChunker(BaseChunker):
             metadata["fence_open"] = first.fence_open
         if pieces[-1].fence_close:
             metadata["fence_close"] = pieces[-1].fence_close
+        if "fence_open" in metadata or "fence_close" in metadata:
+            # A piece of a split code block, maybe with prose after it: the contextual text
+            # re-fences the piece, so the chunk is code to an embedder (prose after the closing
+            # fence stays outside the block).
+            kind = "code"
         # Every field is ours and well-typed: no validation (a chunk's largest cost at
         # character budgets).
         return Chunk.made(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from uuid import UUID
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,9 +13,11 @@ from chunking import (
     Document,
     ParentChildChunker,
     RecursiveChunker,
+    Section,
     SectionChunker,
     TextProvenance,
     TurnWindowChunker,
+    Unit,
 )
 from chunking.chunkers.tables import column_names
 from tests.chunking.invariants import check_leveled
@@ -140,3 +143,27 @@ def test_a_split_code_blocks_contextual_text_is_fenced(tokenizer: str, document:
             body = chunk.contextual_text.split("\n\n", 1)[-1] if chunk.heading_path else chunk.contextual_text
             opening = chunk.metadata.get("fence_open")
             assert not opening or body.startswith(opening + "\n")
+
+
+def test_a_code_blocks_last_piece_with_prose_after_it_is_code() -> None:
+    """Found by the property above: the closing fence of a split block, packed with the prose
+    after it, was labelled text although its contextual text re-opens the fence."""
+    text = "# Part 0 of the orchard\n\n```python\npass\n0:0b\n0:0:0\n0:0:0b\n```\n\nthe"
+    units = (
+        Unit(text=text[:23], content_kind="heading", start=0, end=23),
+        Unit(text=text[25:61], content_kind="code", start=25, end=61),
+        Unit(text="the", content_kind="text", start=63, end=66),
+    )
+    document = Document(
+        id=UUID("dd73e36b-3bfc-5b41-ad7c-bb4ae5749029"),
+        version_id=UUID("38e0ad66-2a05-5cfa-a506-e877fdc7c505"),
+        source_uri="mem://fence",
+        kind="markdown",
+        text=text,
+        sections=(Section(heading_path=("Part 0 of the orchard",), units=units),),
+    )
+    children = [c for c in leveler("cl100k_base").chunk(document) if c.level == 0]
+    tail = next(c for c in children if c.metadata.get("fence_open"))
+    assert tail.text.startswith("```\n") and tail.text.endswith("the")
+    assert tail.content_kind == "code"
+    assert tail.contextual_text == "Part 0 of the orchard\n\n```python\n```\n\nthe"

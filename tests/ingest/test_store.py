@@ -84,6 +84,10 @@ def test_a_store_spills_beside_its_file_with_the_memory_cap_and_threads_of_the_e
     """As a file's own DuckDB database would: temp files in ``<file>.tmp``, not in the working
     folder; the cap from INGEST_DUCKDB_MEMORY and the threads from INGEST_DUCKDB_THREADS (one
     unless set) at each open, though the process's host database is older."""
+    # A host of its own: the process's host holds what earlier tests left in its buffer pool,
+    # and DuckDB refuses a cap below what its pool holds.
+    for name, value in (("_host", None), ("_settings", {}), ("_attached", {})):
+        monkeypatch.setattr(host, name, value)
     monkeypatch.delenv("INGEST_DUCKDB_THREADS", raising=False)
     for path, cap, threads in ((tmp_path / "a.duckdb", "100MB", None), (tmp_path / "b.duckdb", "200MB", "2")):
         monkeypatch.setenv("INGEST_DUCKDB_MEMORY", cap)
