@@ -55,12 +55,16 @@ def mark_verified(store: IngestStore, set_keys: list[str]) -> None:
     """Record that ``set_keys`` passed the per-set invariants (they never change afterwards);
     keys recorded already are left as they are."""
     if set_keys:
-        with store.transaction() as con:
-            con.execute(
-                "INSERT INTO verified_sets SELECT k, now()::TIMESTAMP "
-                "FROM (SELECT unnest(?::VARCHAR[]) AS k) WHERE k NOT IN (SELECT set_key FROM verified_sets)",
-                [sorted(set(set_keys))],
-            )
+        store.retrying(lambda: _mark_verified(store, sorted(set(set_keys))))
+
+
+def _mark_verified(store: IngestStore, set_keys: list[str]) -> None:
+    with store.transaction() as con:
+        con.execute(
+            "INSERT INTO verified_sets SELECT k, now()::TIMESTAMP "
+            "FROM (SELECT unnest(?::VARCHAR[]) AS k) WHERE k NOT IN (SELECT set_key FROM verified_sets)",
+            [set_keys],
+        )
 
 
 def unique_ids(store: IngestStore, level: int) -> list[str]:

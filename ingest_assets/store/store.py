@@ -19,9 +19,9 @@ Contracts:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import duckdb
@@ -70,6 +70,8 @@ from ingest_assets.store.writes import (
 )
 
 __all__ = ["ROLES", "TABLES", "IngestStore"]
+
+T = TypeVar("T")
 
 ROLES = ("parent", "child", "graph")
 TABLES = (
@@ -126,6 +128,11 @@ class IngestStore:
         """Yield a writable connection (the session's, inside one); see :meth:`Connections.connect`."""
         return self._connections.connect()
 
+    def retrying(self, work: Callable[[], T]) -> T:
+        """``work()`` (one :meth:`transaction`), run again while it conflicts with another
+        writer of a lake (see :func:`~ingest_assets.store.connection.retried`)."""
+        return self._connections.retrying(work)
+
     def transaction(self) -> Any:
         """Yield a connection inside one transaction: committed on success, rolled back on error."""
         return self._connections.transaction()
@@ -164,12 +171,6 @@ class IngestStore:
             known = dict(con.execute("SELECT plan_key, live FROM plans").fetchall())
             added = [k for k in wanted if known.get(k) is not True]
             retire = [k for k, live in known.items() if live and k not in wanted]
-            if (retire or added) and self.is_lake:
-                # DuckLake has no key to refuse a second row of a plan, and inserts of one
-                # table by two writers do not conflict: runs starting together would each add
-                # the plan. Rewriting schema_version's row makes their commits conflict, and
-                # the one retried finds the plan registered.
-                con.execute("UPDATE schema_version SET applied_at = applied_at")
             now = utc_now()
             with tracked(con, self.run_id, ViewScope.plans([*added, *retire]), now):
                 if retire:
@@ -475,6 +476,7 @@ class IngestStore:
                 recent[key] = rows
         return recent, missing
 
+    @retried
     def record_timing(self, step: str, plan_key: str | None, items: int, work: int, seconds: float) -> None:
         """Record how long ``step`` took over ``items`` (``work`` bytes or characters); see
         ``step_timings`` in schema.sql."""

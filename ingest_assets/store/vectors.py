@@ -86,6 +86,14 @@ def plan_embeddings(store: IngestStore) -> dict[str, PlanEmbeddingRow]:
 def set_plan_embedding(
     store: IngestStore, plan_key: str, row: PlanEmbeddingRow | None, settings: Any
 ) -> bool:
+    """Record ``plan_key``'s embedding stage (see :func:`_set_plan_embedding`), retried on a
+    lake conflict."""
+    return store.retrying(lambda: _set_plan_embedding(store, plan_key, row, settings))
+
+
+def _set_plan_embedding(
+    store: IngestStore, plan_key: str, row: PlanEmbeddingRow | None, settings: Any
+) -> bool:
     """Record ``plan_key``'s embedding stage (None: it has none); returns whether a row changed.
 
     Only a different stage is written, so a run that changes nothing writes nothing.
@@ -184,6 +192,18 @@ def _vector_table(batch: VectorBatch) -> pa.Table:
 
 
 def write_embeddings(
+    store: IngestStore,
+    vectors: Sequence[VectorBatch],
+    texts: Sequence[SetTexts],
+    text_mode: str,
+    done: Sequence[str],
+    embedding: str,
+) -> int:
+    """:func:`_write_embeddings`, retried on a lake conflict."""
+    return store.retrying(lambda: _write_embeddings(store, vectors, texts, text_mode, done, embedding))
+
+
+def _write_embeddings(
     store: IngestStore,
     vectors: Sequence[VectorBatch],
     texts: Sequence[SetTexts],

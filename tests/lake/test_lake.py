@@ -161,12 +161,14 @@ def test_a_conflict_past_the_bound_fails_with_a_message(
 
 
 def _contents(store: IngestStore) -> dict[str, list[tuple]]:
-    """Every table and view, without the write times (columns, and in node properties), sorted."""
+    """Every table and view, without the write times (columns, and in node properties) and the
+    run ids (chunk_changes: each chunk added once, whichever run added it), sorted."""
     found = {}
     for (name,) in store.query(
         "SELECT DISTINCT table_name FROM duckdb_columns() WHERE database_name = current_database() "
-        # verified_sets records the checks `ingest run` ran after its runs, which shard runs do not.
-        "AND table_name NOT IN ('schema_version', 'verified_sets')"
+        # verified_sets records the checks `ingest run` ran after its runs, which shard runs do
+        # not; step_timings the seconds of each run's steps.
+        "AND table_name NOT IN ('schema_version', 'verified_sets', 'step_timings')"
     ):
         columns = [
             # A graph node's properties carry its chunk's write time too.
@@ -175,7 +177,8 @@ def _contents(store: IngestStore) -> dict[str, list[tuple]]:
             else f'"{c}"::VARCHAR'
             for (c,) in store.query(
                 "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
-                "AND table_name = ? AND data_type <> 'TIMESTAMP' AND column_name <> 'hashed_at_ns' "
+                "AND table_name = ? AND data_type <> 'TIMESTAMP' "
+                "AND column_name NOT IN ('hashed_at_ns', 'run_id') "
                 "ORDER BY column_index",
                 [name],
             )
