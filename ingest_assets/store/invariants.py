@@ -194,10 +194,15 @@ def parent_covers_children(store: IngestStore, *, pending_only: bool = False) ->
 
 def graph_edges_resolve(store: IngestStore) -> list[str]:
     """Every graph edge joins two graph nodes of the same plan."""
+    # The node ids of the current graph sets, as graph_nodes has them, without that view's join
+    # of each node's text (an OR join that DuckDB 1.5 runs as a nested loop: minutes on a
+    # 200k-row table).
     rows = store.query(
+        "WITH nodes AS (SELECT m.plan_key, n.id FROM current_members m "
+        "  JOIN graph_node_rows n ON n.set_key = m.set_key WHERE m.role = 'graph') "
         "SELECT e.plan_key, e.type, e.source_id, e.target_id FROM graph_edges e "
-        "LEFT JOIN graph_nodes s ON s.plan_key = e.plan_key AND s.id = e.source_id "
-        "LEFT JOIN graph_nodes t ON t.plan_key = e.plan_key AND t.id = e.target_id "
+        "LEFT JOIN nodes s ON s.plan_key = e.plan_key AND s.id = e.source_id "
+        "LEFT JOIN nodes t ON t.plan_key = e.plan_key AND t.id = e.target_id "
         "WHERE s.id IS NULL OR t.id IS NULL LIMIT ?",
         [LIMIT],
     )
