@@ -10,7 +10,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chunking.ids import CHUNK_NAMESPACE, SEPARATOR, uuid5_of
+from chunking.ids import CHUNK_NAMESPACE, SEPARATOR, uuid5_with_prefix
 
 __all__ = [
     "Chunk",
@@ -27,6 +27,15 @@ ContentKind = Literal["text", "table_row", "code", "heading", "toc"]
 _WHITESPACE_RUN = re.compile(r"\s+")
 _DASH_RUN = re.compile(r"-{3,}")
 
+
+# A model made without validation gets what ``model_construct`` gives: its fields as __dict__, a
+# fields set, no extra and no private values. They are set through BaseModel's slot descriptors
+# (a call each, where object.__setattr__ looks each name up on the class first).
+_new = object.__new__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 _SPAN_FIELDS_SET = {"start", "end"}  # what TextProvenance(start=..., end=...) sets
 _PAGES_FIELDS_SET = {"pages"}  # what PageProvenance(pages=...) sets
@@ -45,13 +54,13 @@ class TextProvenance(BaseModel):
     def at(cls, start: int, end: int) -> TextProvenance:
         """A span from a chunker's own offsets (non-negative ints), without validation: what
         ``model_construct`` gives, at a fraction of its cost (placed once per chunk)."""
-        span = object.__new__(cls)
-        object.__setattr__(span, "__dict__", {"kind": "text", "start": start, "end": end})
+        span = _new(cls)
+        _set_dict(span, {"kind": "text", "start": start, "end": end})
         # One set shared by every such span: a frozen model never changes its fields_set, and
         # a set less per span is a tracked object less for the garbage collector.
-        object.__setattr__(span, "__pydantic_fields_set__", _SPAN_FIELDS_SET)
-        object.__setattr__(span, "__pydantic_extra__", None)
-        object.__setattr__(span, "__pydantic_private__", None)
+        _set_fields_set(span, _SPAN_FIELDS_SET)
+        _set_extra(span, None)
+        _set_private(span, None)
         return span
 
 
@@ -68,11 +77,11 @@ class PageProvenance(BaseModel):
     def of(cls, pages: tuple[int, ...]) -> PageProvenance:
         """Pages from a chunker's own units (a non-empty tuple of page numbers from 1), without
         validation: what ``model_construct`` gives, as :meth:`TextProvenance.at` does."""
-        span = object.__new__(cls)
-        object.__setattr__(span, "__dict__", {"kind": "page", "pages": pages, "boxes": ()})
-        object.__setattr__(span, "__pydantic_fields_set__", _PAGES_FIELDS_SET)
-        object.__setattr__(span, "__pydantic_extra__", None)
-        object.__setattr__(span, "__pydantic_private__", None)
+        span = _new(cls)
+        _set_dict(span, {"kind": "page", "pages": pages, "boxes": ()})
+        _set_fields_set(span, _PAGES_FIELDS_SET)
+        _set_extra(span, None)
+        _set_private(span, None)
         return span
 
 
@@ -148,11 +157,9 @@ class Chunk(BaseModel):
         which leaves it as it is, and one set instead of one per chunk spares the garbage
         collector a tracked object per chunk (a full collection over the heap costs 0.1 s
         when a corpus is parsed)."""
-        chunk = object.__new__(cls)
-        setattr_ = object.__setattr__
-        setattr_(
+        chunk = _new(cls)
+        _set_dict(
             chunk,
-            "__dict__",
             {
                 "id": None,
                 "document_id": document_id,
@@ -170,9 +177,9 @@ class Chunk(BaseModel):
                 "created_at": created_at,
             },
         )
-        setattr_(chunk, "__pydantic_fields_set__", _ALL_FIELDS_SET)
-        setattr_(chunk, "__pydantic_extra__", None)
-        setattr_(chunk, "__pydantic_private__", None)
+        _set_fields_set(chunk, _ALL_FIELDS_SET)
+        _set_extra(chunk, None)
+        _set_private(chunk, None)
         return chunk
 
     @staticmethod
@@ -201,24 +208,24 @@ class Chunk(BaseModel):
     ) -> Callable[[TextProvenance | PageProvenance, int, int], UUID]:
         """Return ``make(provenance, index, level)``, :meth:`id_for` of one document's chunks.
 
-        The document's part of the name is joined once, so placing a document's chunks costs
-        one hash per chunk and nothing more: the same ids as :meth:`id_for`, which calls it.
+        The document's part of the name is joined and hashed once, so placing a document's
+        chunks costs a copy of that hash and the hash of each chunk's own part: the same ids as
+        :meth:`id_for`, which calls it.
         The name hashed is the one :func:`chunking.ids.stable_uuid` makes of the same parts.
         """
         head = [str(document_id)]
         if version_id is not None:
             head += ["version", str(version_id)]
-        prefix = SEPARATOR.join(head) + SEPARATOR
-        page_prefix = f"{prefix}page{SEPARATOR}{chunker_hash}{SEPARATOR}"
+        named = uuid5_with_prefix(CHUNK_NAMESPACE.bytes, SEPARATOR.join(head) + SEPARATOR)
+        page_head = f"page{SEPARATOR}{chunker_hash}{SEPARATOR}"
         level_suffix = f"{SEPARATOR}level{SEPARATOR}"
-        namespace = CHUNK_NAMESPACE.bytes
 
         def make(provenance: TextProvenance | PageProvenance, index: int, level: int = 0) -> UUID:
             if isinstance(provenance, TextProvenance):
-                name = f"{prefix}{provenance.start}{SEPARATOR}{provenance.end}"
+                tail = f"{provenance.start}{SEPARATOR}{provenance.end}"
             else:
-                name = f"{page_prefix}{index}"
-            return uuid5_of(namespace, f"{name}{level_suffix}{level}" if level else name)
+                tail = f"{page_head}{index}"
+            return named(f"{tail}{level_suffix}{level}" if level else tail)
 
         return make
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID, SafeUUID, uuid5
 
@@ -20,6 +21,7 @@ __all__ = [
     "settings_hash",
     "stable_uuid",
     "uuid5_of",
+    "uuid5_with_prefix",
 ]
 
 # Fixed namespaces: changing one changes every id the library has ever written.
@@ -41,13 +43,39 @@ _SET = (0x8000 << 48) | (5 << 76)
 _UNKNOWN = SafeUUID.unknown  # an enum member read once (reading it costs a descriptor call)
 
 
+# The UUID's slots, set through their descriptors: a call each instead of object.__setattr__'s
+# lookup by name.
+_SET_INT = UUID.__dict__["int"].__set__
+_SET_SAFE = UUID.__dict__["is_safe"].__set__
+_from_bytes = int.from_bytes
+
+
 def uuid5_of(namespace: bytes, name: str) -> UUID:
     """Return ``uuid5(UUID(bytes=namespace), name)``, made without the UUID constructor's
     argument checks (a third of the cost of placing a chunk); the value is the same."""
-    value = int.from_bytes(hashlib.sha1(namespace + name.encode("utf-8")).digest()[:16], "big")
+    return _uuid5_from(hashlib.sha1(namespace + name.encode("utf-8")))
+
+
+def uuid5_with_prefix(namespace: bytes, prefix: str) -> Callable[[str], UUID]:
+    """Return ``tail -> uuid5_of(namespace, prefix + tail)``: the hash of the namespace and the
+    prefix is taken once and copied for each name (ids of one document's chunks share their
+    document part)."""
+    head = hashlib.sha1(namespace + prefix.encode("utf-8"))
+    copy = head.copy
+
+    def make(tail: str) -> UUID:
+        digest = copy()
+        digest.update(tail.encode("utf-8"))
+        return _uuid5_from(digest)
+
+    return make
+
+
+def _uuid5_from(digest: Any) -> UUID:
+    """The version-5 UUID of a SHA-1 hash object (the first 16 bytes, with the version bits)."""
     made = object.__new__(UUID)
-    object.__setattr__(made, "int", (value & _KEEP) | _SET)
-    object.__setattr__(made, "is_safe", _UNKNOWN)
+    _SET_INT(made, (_from_bytes(digest.digest()[:16], "big") & _KEEP) | _SET)
+    _SET_SAFE(made, _UNKNOWN)
     return made
 
 

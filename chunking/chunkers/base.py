@@ -154,29 +154,33 @@ class BaseChunker(BaseModel, ABC):
     def validate_chunks(self, document: Document, chunks: Sequence[Chunk]) -> None:
         """Check the chunk contract; raise :class:`ChunkingError` naming the document on a break."""
         where = document.source_uri
-        size = len(document.text)
+        text = document.text
+        size = len(text)
+        within_budget = self._within_budget
         expected_index: dict[int, int] = {}
         for chunk in chunks:
-            if not chunk.text.strip():
+            fields = chunk.__dict__  # read once per chunk: the checks below read six fields
+            chunk_text = fields["text"]
+            if not chunk_text or chunk_text.isspace():  # what ``not chunk_text.strip()`` says
                 raise self._broken(where, chunk, "has empty text; report this as a chunker bug")
-            if chunk.index != expected_index.get(chunk.level, 0):
+            index, level = fields["index"], fields["level"]
+            if index != expected_index.get(level, 0):
                 raise self._broken(where, chunk, "breaks the index sequence 0..n-1 of its level")
-            expected_index[chunk.level] = chunk.index + 1
-            if chunk.chunker is None or chunk.chunker_hash is None:
+            expected_index[level] = index + 1
+            if fields["chunker"] is None or fields["chunker_hash"] is None:
                 raise self._broken(where, chunk, "does not name its chunker and fingerprint")
-            provenance = chunk.provenance
+            provenance = fields["provenance"]
             if isinstance(provenance, TextProvenance):
-                if not 0 <= provenance.start < provenance.end <= size:
+                start, end = provenance.start, provenance.end
+                if not 0 <= start < end <= size:
                     raise self._broken(
                         where,
                         chunk,
-                        f"spans {provenance.start}..{provenance.end}, outside the document text of "
-                        f"length {size}",
+                        f"spans {start}..{end}, outside the document text of length {size}",
                     )
-                exact = chunk.metadata.get("exact_slice", True)
-                if exact and document.text[provenance.start : provenance.end] != chunk.text:
+                if fields["metadata"].get("exact_slice", True) and text[start:end] != chunk_text:
                     raise self._broken(where, chunk, "text differs from the document text at its offsets")
-            if not self._within_budget(chunk):
+            if not within_budget(chunk):
                 raise self._broken(
                     where,
                     chunk,

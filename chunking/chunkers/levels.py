@@ -7,7 +7,7 @@ then words: a hard-wrapped paragraph ends its pieces at sentence ends, not at th
 wrapping put anywhere. CJK stops (``。！？``, and ``；：、，`` as clause marks) are cut points
 that need no space after them, so Chinese and Japanese text is cut at its own punctuation before
 it is cut between single characters. Code keeps to its own lines: blank lines, lines, words.
-A part no level cuts is cut between characters (``RecursiveChunker._cut_exactly``).
+A part no level cuts is cut between characters (:func:`chunking.chunkers.packing.cut_exactly`).
 """
 
 from __future__ import annotations

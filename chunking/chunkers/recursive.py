@@ -4,19 +4,19 @@ chonkie splits at paragraph, sentence, clause and word boundaries and merges sma
 the budget. Its merged counts are sums of the parts' counts and its last resort (token windows)
 decodes tokens back to text, so neither is trusted: every piece is checked to be the exact slice
 of the input at its offsets and counted (once, after trimming where pieces are trimmed), and any
-piece that fails is cut again by the character-exact splitter below. The pieces of
+piece that fails is cut again by the character-exact splitter
+(:func:`chunking.chunkers.packing.cut_exactly`). The pieces of
 :meth:`RecursiveChunker.split` always join back into the input text.
 
 :meth:`RecursiveChunker.split_packed` (the section chunker's split of a unit over its budget)
-takes only chonkie's levels and splitting from it and packs the splits itself: each is counted
-once and joins are counted at their seams, so no piece is counted twice (chonkie's merge and the
-check above count everything twice).
+cuts at our own levels and packs the splits itself (:mod:`chunking.chunkers.packing`): each is
+counted once and joins are counted at their seams, so no piece is counted twice (chonkie's merge
+and the check above count everything twice).
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chonkie import RecursiveChunker as ChonkieRecursiveChunker
@@ -25,22 +25,13 @@ from pydantic import Field, PrivateAttr
 from chunking.chunk import Chunk, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker
 from chunking.chunkers.levels import PROSE_LEVELS, Level
+from chunking.chunkers.packing import PackedSplitter, TextPiece, cut_exactly
+from chunking.chunkers.packing import trim as _trim
 from chunking.chunkers.turn_pieces import turn_chunks
 from chunking.document import Document
 from chunking.errors import ChunkingError
-from chunking.tokenizers import Tokenizer
 
 __all__ = ["RecursiveChunker", "TextPiece"]
-
-
-@dataclass(frozen=True, slots=True)
-class TextPiece:
-    """A slice ``text[start:end]`` of a split text, with its token count."""
-
-    start: int
-    end: int
-    text: str
-    token_count: int
 
 
 class RecursiveChunker(BaseChunker):
@@ -59,6 +50,12 @@ class RecursiveChunker(BaseChunker):
     chunk_size: int = Field(default=512, ge=4)
 
     _splitter: Any = PrivateAttr(default=None)
+    _packer: PackedSplitter = PrivateAttr()
+
+    def model_post_init(self, context: Any) -> None:
+        """Load the tokenizer and build the packed splitter on it."""
+        super().model_post_init(context)
+        self._packer = PackedSplitter(self._tokenizer, self.chunk_size)
 
     def _chonkie_splitter(self) -> Any:
         """chonkie's splitter, built on first use (it needs the loaded tokenizer)."""
@@ -118,106 +115,13 @@ class RecursiveChunker(BaseChunker):
             size: The budget, when not ``chunk_size`` (a piece that must leave room for a
                 heading before it).
         """
-        size = self.chunk_size if size is None else size
-        span = _trim(text, 0, len(text))
-        if span is None:
-            return []
-        start, end = span
-        tokenizer = self._tokenizer  # read once: a private attribute is read via __getattr__
-        if tokens is None or (start, end) != (0, len(text)):
-            tokens = tokenizer.count_capped([text[start:end]], size)[0]
-        if tokens <= size:
-            return [TextPiece(start, end, text[start:end], tokens)]
-        return self._packed(text, start, end, levels, size, tokenizer)
+        return self._packer.split(text, tokens, levels=levels, size=size)
 
-    def _packed(
-        self, text: str, start: int, end: int, levels: tuple[Level, ...], size: int, tokenizer: Tokenizer
-    ) -> list[TextPiece]:
-        """:meth:`split_packed` of ``text[start:end]``, trimmed and over ``size``, cut at the
-        first of ``levels`` that cuts it, or finer (``tokenizer`` is this chunker's)."""
-        if not levels:
-            return self._cut_exactly(text, start, end, trim=True, size=size)
-        spans: list[tuple[int, int]] = []
-        position = start
-        for match in levels[0].pattern.finditer(text, start, end):
-            cut = match.end()
-            if cut <= position or cut >= end:
-                continue
-            span = _trim(text, position, cut)
-            if span is not None:
-                spans.append(span)
-            position = cut
-        span = _trim(text, position, end)
-        if span is not None:
-            spans.append(span)
-        if len(spans) <= 1:  # nothing to cut at this level
-            return self._packed(text, *(spans[0] if spans else (start, end)), levels[1:], size, tokenizer)
-        if tokenizer.name == "character":
-            return self._packed_characters(text, spans, levels, size, tokenizer)
-        counts = tokenizer.count_capped([text[a:b] for a, b in spans], size)
-        seam = tokenizer.seam_function()
-        pieces: list[TextPiece] = []
-        # The piece being filled: text[first:last_end], its last split starting at last_start.
-        first = last_start = last_end = tokens_so_far = splits_in = 0
-
-        def close() -> None:
-            if splits_in:
-                pieces.append(TextPiece(first, last_end, text[first:last_end], tokens_so_far))
-
-        for (a, b), tokens in zip(spans, counts, strict=True):
-            if tokens > size:
-                close()
-                splits_in = 0
-                pieces.extend(self._packed(text, a, b, levels[1:], size, tokenizer))
-                continue
-            if splits_in:
-                # Splits are trimmed, so the text between two of them is whitespace (or empty,
-                # after a CJK stop).
-                gap = text[last_end:a]
-                delta = seam(text[last_start:last_end], gap, text[a:b], splits_in == 1)
-                if delta is None:
-                    # No word end in the last split (a lone "." or "*"): look for one in the
-                    # whole piece, which starts the counted text (so a seam is always found).
-                    delta = seam(text[first:last_end], gap, text[a:b], True)
-                joined = tokens_so_far + tokens + (delta if delta is not None else 0)
-                if delta is None:  # still none (a tokenizer without seams): count the piece
-                    joined = tokenizer.count(text[first:b])
-                if joined <= size:
-                    last_start, last_end, tokens_so_far = a, b, joined
-                    splits_in += 1
-                    continue
-                close()
-            first, last_start, last_end, tokens_so_far, splits_in = a, a, b, tokens, 1
-        close()
-        return pieces
-
-    def _packed_characters(
-        self,
-        text: str,
-        spans: list[tuple[int, int]],
-        levels: tuple[Level, ...],
-        size: int,
-        tokenizer: Tokenizer,
-    ) -> list[TextPiece]:
-        """:meth:`_packed` for the ``character`` tokenizer, where a text's count is its length:
-        a run of splits fits while it spans at most ``size`` characters."""
-        pieces: list[TextPiece] = []
-        first = last_end = -1
-        for a, b in spans:
-            if b - a > size:
-                if first >= 0:
-                    pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
-                first = -1
-                pieces.extend(self._packed(text, a, b, levels[1:], size, tokenizer))
-            elif first >= 0 and b - first <= size:
-                last_end = b
-            else:
-                if first >= 0:
-                    pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
-                first, last_end = a, b
-        if first >= 0:
-            pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
-        return pieces
+    @property
+    def packer(self) -> PackedSplitter:
+        """What :meth:`split_packed` runs, for a caller that splits many texts (one read of a
+        private attribute instead of one per split)."""
+        return self._packer
 
     def _split(self, text: str, tokens: int | None, *, trim: bool) -> list[TextPiece]:
         if not text:
@@ -262,53 +166,7 @@ class RecursiveChunker(BaseChunker):
         tokens = self._tokenizer.count(piece)
         if tokens <= self.chunk_size:
             return [TextPiece(start, end, piece, tokens)]
-        return self._cut_exactly(text, start, end, trim=trim)
-
-    def _cut_exactly(
-        self, text: str, start: int, end: int, *, trim: bool = False, size: int | None = None
-    ) -> list[TextPiece]:
-        """Cut ``text[start:end]`` into the longest prefixes that fit, by binary search.
-
-        Prefers to end a piece after whitespace when one lies in the fitting prefix. With
-        ``trim``, pieces are measured and returned without surrounding whitespace (blank pieces
-        dropped). Any single character fits, since budgets are at least four tokens.
-        """
-        count = self._tokenizer.count
-        size = self.chunk_size if size is None else size
-
-        def measure(a: int, b: int) -> tuple[int, int, int] | None:
-            if trim:
-                span = _trim(text, a, b)
-                if span is None:
-                    return None
-                a, b = span
-            return a, b, count(text[a:b])
-
-        pieces: list[TextPiece] = []
-        while start < end:
-            low, high = start + 1, end
-            while low < high:  # largest cut whose (trimmed) piece fits
-                middle = (low + high + 1) // 2
-                measured = measure(start, middle)
-                if measured is None or measured[2] <= size:
-                    low = middle
-                else:
-                    high = middle - 1
-            cut = low
-            if cut < end:
-                space = max(text.rfind(" ", start + 1, cut), text.rfind("\n", start + 1, cut))
-                if space > start:
-                    cut = space + 1
-            measured = measure(start, cut)
-            # Counts are not strictly monotone in the cut: step back until the piece fits.
-            while measured is not None and measured[2] > size and cut > start + 1:
-                cut -= 1
-                measured = measure(start, cut)
-            if measured is not None:
-                a, b, tokens = measured
-                pieces.append(TextPiece(a, b, text[a:b], tokens))
-            start = cut
-        return pieces
+        return cut_exactly(text, start, end, self._tokenizer.count, self.chunk_size, trim_pieces=trim)
 
     def _within_budget(self, chunk: Chunk) -> bool:
         return chunk.metadata.get("token_count", 0) <= self.chunk_size
@@ -381,15 +239,3 @@ class _HeadingIndex:
     def path_at(self, offset: int) -> tuple[str, ...]:
         position = bisect.bisect_right(self._starts, offset) - 1
         return self._paths[position] if position >= 0 else (self._paths[0] if self._paths else ())
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """Return ``(start, end)`` without surrounding whitespace, or None for a blank span.
-
-    ``str.strip`` drops the characters ``str.isspace`` names, in C: one copy of the span
-    instead of a Python step per whitespace character (the splitter trims every split)."""
-    piece = text[start:end]
-    right = piece.rstrip()
-    if not right:
-        return None
-    return start + len(right) - len(right.lstrip()), start + len(right)

@@ -47,7 +47,8 @@ from chunking.chunkers.drafts import (
     separator,
 )
 from chunking.chunkers.levels import levels_for
-from chunking.chunkers.recursive import RecursiveChunker, TextPiece
+from chunking.chunkers.packing import PackedSplitter, TextPiece
+from chunking.chunkers.recursive import RecursiveChunker
 from chunking.chunkers.tables import TableDrafter
 from chunking.document import Document, Unit
 
@@ -119,7 +120,11 @@ class SectionChunker(BaseChunker):
     def _chunk(self, document: Document) -> list[Chunk]:
         paged = check_positions(document)
         # Units over the budget are split anyway: their counts stop at size + 1.
-        counts = self._tokenizer.count_capped(
+        # Bound once: this runs per unit and per split, and private attributes of a pydantic
+        # model are read through __getattr__.
+        packer = self._splitter.packer
+        tokenizer = packer.tokenizer
+        counts = tokenizer.count_capped(
             [unit.text for section in document.sections for unit in section.units], self.size
         )
         drafts: list[Draft] = []
@@ -127,10 +132,8 @@ class SectionChunker(BaseChunker):
         now = datetime.now(UTC)  # the chunks of one call share one created_at
         open_draft: Draft | None = None
         position = 0
-        # Bound once: this loop runs per unit, and private attributes of a pydantic model are
-        # looked up through __getattr__.
         size, min_size = self.size, self.effective_min_size
-        seam, count = self._tokenizer.seam_function(), self.count_tokens
+        seam, count = tokenizer.seam_function(), tokenizer.count
         text = document.text
         tables: TableDrafter | None = None
 
@@ -197,7 +200,7 @@ class SectionChunker(BaseChunker):
                 content_kind = unit.content_kind
                 if content_kind == "table":
                     if tables is None:
-                        tables = self._table_drafter(document, paged)
+                        tables = self._table_drafter(packer, document, paged)
                     drafts.extend(tables.drafts(unit, path, tokens, take_lead()))
                     continue
                 kind = _KIND_OF_UNIT.get(content_kind, "text")
@@ -205,14 +208,16 @@ class SectionChunker(BaseChunker):
                 if unit.clipped_from is not None:
                     self._fence(unit, [piece])
                 if tokens > size:
-                    pieces = self._split_pieces(unit.text, unit.start, unit.pages, kind, path, tokens)
+                    pieces = self._split_pieces(packer, unit.text, unit.start, unit.pages, kind, path, tokens)
                     if not pieces:
                         continue
                     parted = len(pieces) > 1
                     if parted:
                         lead = take_lead()
                         if lead is not None:  # headings lead the first part: cut it to fit
-                            pieces = self._fit_after(document, paged, lead, piece, drafts, unit, pieces)
+                            pieces = self._fit_after(
+                                packer, document, paged, lead, piece, drafts, unit, pieces
+                            )
                         else:
                             self._fence(unit, pieces)
                     if parted:  # parts of an oversized unit: each fills a chunk
@@ -230,7 +235,7 @@ class SectionChunker(BaseChunker):
                         # later ones on with what follows.
                         drafts.append(lead)
                     else:
-                        rest = self._fit_after(document, paged, lead, piece, drafts, unit)
+                        rest = self._fit_after(packer, document, paged, lead, piece, drafts, unit)
                         drafts.extend(Draft([part], part.tokens) for part in rest[:-1])
                         piece = rest[-1]
                     lead = None
@@ -272,6 +277,7 @@ class SectionChunker(BaseChunker):
 
     def _fit_after(
         self,
+        packer: PackedSplitter,
         document: Document,
         paged: bool,
         lead: Draft,
@@ -291,18 +297,19 @@ class SectionChunker(BaseChunker):
             parts = [piece]
         first = parts[0]
         gap = separator(document.text, lead.pieces[-1], first)
-        room = self.size - lead.tokens - self.count_tokens(gap)
+        count = packer.tokenizer.count
+        room = self.size - lead.tokens - count(gap)
         levels = levels_for(piece.kind)
         while room >= 4:
-            cut = self._splitter.split_packed(first.text, None, levels=levels, size=room)
+            cut = packer.split(first.text, None, levels=levels, size=room)
             head = self._offset_piece(first, cut[0])
             candidate = Draft([*lead.pieces, head], 0, exact=False)
-            candidate.tokens = self.count_tokens(self._render(document, candidate, paged)[0])
+            candidate.tokens = count(self._render(document, candidate, paged)[0])
             if candidate.tokens <= self.size:
                 out.append(candidate)
                 rest_of_first = first.text[cut[0].end :]
                 base = None if first.start is None else first.start + cut[0].end
-                rest = self._split_pieces(rest_of_first, base, first.pages, first.kind, first.path)
+                rest = self._split_pieces(packer, rest_of_first, base, first.pages, first.kind, first.path)
                 rest += parts[1:]
                 if unit is not None:
                     self._fence(unit, [head, *rest])
@@ -320,8 +327,9 @@ class SectionChunker(BaseChunker):
         end = None if piece.start is None else piece.start + part.end
         return Piece(part.text, start, end, piece.pages, piece.kind, piece.path, part.token_count)
 
+    @staticmethod
     def _split_pieces(
-        self,
+        packer: PackedSplitter,
         text: str,
         base: int | None,
         pages: tuple[int, ...],
@@ -340,32 +348,32 @@ class SectionChunker(BaseChunker):
                 path,
                 part.token_count,
             )
-            for part in self._splitter.split_packed(text, tokens, levels=levels_for(kind))
+            for part in packer.split(text, tokens, levels=levels_for(kind))
         ]
 
     # ----------------------------------------------------------------------------- tables
 
-    def _table_drafter(self, document: Document, paged: bool) -> TableDrafter:
+    def _table_drafter(self, packer: PackedSplitter, document: Document, paged: bool) -> TableDrafter:
         """The table helper for one document, bound to this chunker's counts and splitter."""
 
         def split_text(unit: Unit, path: tuple[str, ...], lead: Draft | None) -> list[Draft]:
             piece = Piece(unit.text, unit.start, unit.end, unit.pages, "table_row", path, self.size + 1)
             out: list[Draft] = []
             parts = (
-                self._fit_after(document, paged, lead, piece, out)
+                self._fit_after(packer, document, paged, lead, piece, out)
                 if lead is not None
-                else self._split_pieces(unit.text, unit.start, unit.pages, "table_row", path)
+                else self._split_pieces(packer, unit.text, unit.start, unit.pages, "table_row", path)
             )
             return out + [Draft([part], part.tokens) for part in parts]
 
         def split_value(value: str, budget: int) -> list[tuple[int, int]]:
-            return [(p.start, p.end) for p in self._splitter.split_packed(value, None, size=budget)]
+            return [(p.start, p.end) for p in packer.split(value, None, size=budget)]
 
         return TableDrafter(
             size=self.size,
             document=document,
-            count=self.count_tokens,
-            count_many=self.count_many,
+            count=packer.tokenizer.count,
+            count_many=packer.tokenizer.count_many,
             lead_text=lambda lead: self._render(document, lead, paged)[0],
             split_text=split_text,
             split_value=split_value,
@@ -433,7 +441,10 @@ class SectionChunker(BaseChunker):
             # Even alone (with its repeated header) the piece is too big: split it bare.
             emit(current)
             current = Draft([], 0, draft.header)
-            for part in self._split_pieces(piece.text, piece.start, piece.pages, piece.kind, piece.path):
+            parts = self._split_pieces(
+                self._splitter.packer, piece.text, piece.start, piece.pages, piece.kind, piece.path
+            )
+            for part in parts:
                 emit(Draft([part], part.tokens))
         emit(current)
         return chunks
