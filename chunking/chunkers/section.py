@@ -143,7 +143,14 @@ class SectionChunker(BaseChunker):
             last = draft.pieces[-1]
             if (piece.kind == "toc") != (last.kind == "toc") and "heading" not in (last.kind, piece.kind):
                 return False
-            gap = separator(text, last, piece)
+            # separator(text, last, piece), written out: this runs for every unit.
+            left_end, right_start = last.end, piece.start
+            if left_end is None or right_start is None or right_start < left_end:
+                gap = BLANK_LINE
+            else:
+                gap = text[left_end:right_start]
+                if gap and not gap.isspace():
+                    gap = BLANK_LINE
             delta = seam(last.text, gap, piece.text, len(draft.pieces) == 1)
             exact = delta is not None
             if not exact:
@@ -204,11 +211,13 @@ class SectionChunker(BaseChunker):
                     drafts.extend(tables.drafts(unit, path, tokens, take_lead()))
                     continue
                 kind = _KIND_OF_UNIT.get(content_kind, "text")
-                piece = Piece(unit.text, unit.start, unit.end, unit.pages, kind, path, tokens)
+                # Only page pieces use their pages (a chunk of a text document has a span).
+                pages = unit.pages if paged else ()
+                piece = Piece(unit.text, unit.start, unit.end, pages, kind, path, tokens)
                 if unit.clipped_from is not None:
                     self._fence(unit, [piece])
                 if tokens > size:
-                    pieces = self._split_pieces(packer, unit.text, unit.start, unit.pages, kind, path, tokens)
+                    pieces = self._split_pieces(packer, unit.text, unit.start, pages, kind, path, tokens)
                     if not pieces:
                         continue
                     parted = len(pieces) > 1
@@ -384,19 +393,22 @@ class SectionChunker(BaseChunker):
     def _finish(self, document: Document, drafts: list[Draft], paged: bool, now: datetime) -> list[Chunk]:
         """Render drafts, count the estimated ones (row groups), and repack any that overflow;
         every chunk is made at ``now``."""
-        rendered = [self._render(document, d, paged) for d in drafts]
+        render, make, size = self._render, self._make_chunk, self.size
+        rendered = [render(document, d, paged) for d in drafts]
         needs_count = [i for i, d in enumerate(drafts) if not d.exact]
-        exact = self.count_many([rendered[i][0] for i in needs_count])
+        recount: dict[int, int] = {}
+        if needs_count:
+            exact = self.count_many([rendered[i][0] for i in needs_count])
+            recount = dict(zip(needs_count, exact, strict=True))
         chunks: list[Chunk] = []
-        recount = dict(zip(needs_count, exact, strict=True))
         for i, draft in enumerate(drafts):
-            tokens = recount.get(i, draft.tokens)
-            if tokens > self.size and draft.rendered is None:
+            tokens = recount.get(i, draft.tokens) if recount else draft.tokens
+            if tokens > size and draft.rendered is None:
                 # Tokenization across a join cost more than its parts (rare with BPE): repack
                 # these pieces one at a time with exact counts.
                 chunks.extend(self._repack(document, draft, paged, now))
                 continue
-            chunks.append(self._make_chunk(document, draft, paged, rendered[i], tokens, now))
+            chunks.append(make(document, draft, paged, rendered[i], tokens, now))
         return chunks
 
     def _repack(self, document: Document, draft: Draft, paged: bool, now: datetime) -> list[Chunk]:
@@ -456,9 +468,12 @@ class SectionChunker(BaseChunker):
         if draft.rendered is not None:
             return draft.rendered, False
         pieces = draft.pieces
-        if draft.own_joins and not paged and not draft.header:
-            # Pieces joined by the whitespace between them are the slice from first to last.
-            return document.text[pieces[0].start : pieces[-1].end], True
+        if not draft.header:
+            if len(pieces) == 1:  # what the joins below give for one piece
+                return pieces[0].text, not paged
+            if draft.own_joins and not paged:
+                # Pieces joined by the whitespace between them are the slice from first to last.
+                return document.text[pieces[0].start : pieces[-1].end], True
         parts: list[str] = []
         header = draft.header
         exact = not header and not paged
@@ -486,14 +501,15 @@ class SectionChunker(BaseChunker):
     ) -> Chunk:
         text, exact = rendered
         pieces = draft.pieces
-        first = pieces[0]
-        if paged:
-            provenance: TextProvenance | PageProvenance = PageProvenance.of(
-                tuple(sorted({n for p in pieces for n in p.pages or (1,)}))
-            )
+        first, last = pieces[0], pieces[-1]
+        single = len(pieces) == 1  # most chunks: what the set and the prefix below give for one
+        if not paged:
+            provenance: TextProvenance | PageProvenance = TextProvenance.at(first.start, last.end)
+        elif single:  # a unit's pages run from its first to its last: sorted, each once
+            provenance = PageProvenance.of(first.pages or (1,))
         else:
-            provenance = TextProvenance.at(first.start, pieces[-1].end)
-        if len(pieces) == 1:  # most chunks: what the set and the prefix below give for one
+            provenance = PageProvenance.of(tuple(sorted({n for p in pieces for n in p.pages or (1,)})))
+        if single:
             kind, path = first.kind, first.path
         else:
             kinds = {p.kind for p in pieces}
@@ -506,11 +522,12 @@ class SectionChunker(BaseChunker):
             metadata["repeated_header"] = draft.header
         if draft.rendered is not None:
             metadata["rendering"] = "columns"
-        if first.fence_open:
-            metadata["fence_open"] = first.fence_open
-        if pieces[-1].fence_close:
-            metadata["fence_close"] = pieces[-1].fence_close
-        if "fence_open" in metadata or "fence_close" in metadata:
+        opening, closing = first.fence_open, last.fence_close
+        if opening or closing:
+            if opening:
+                metadata["fence_open"] = opening
+            if closing:
+                metadata["fence_close"] = closing
             # A piece of a split code block, maybe with prose after it: the contextual text
             # re-fences the piece, so the chunk is code to an embedder (prose after the closing
             # fence stays outside the block).
