@@ -74,7 +74,8 @@ def uuid5_with_prefix(namespace: bytes, prefix: str) -> Callable[[str], UUID]:
 def _uuid5_from(digest: Any) -> UUID:
     """The version-5 UUID of a SHA-1 hash object (the first 16 bytes, with the version bits)."""
     made = object.__new__(UUID)
-    _SET_INT(made, (_from_bytes(digest.digest()[:16], "big") & _KEEP) | _SET)
+    # The first 16 of SHA-1's 20 bytes: the digest's value without its last 32 bits.
+    _SET_INT(made, ((_from_bytes(digest.digest(), "big") >> 32) & _KEEP) | _SET)
     _SET_SAFE(made, _UNKNOWN)
     return made
 
