@@ -1,12 +1,15 @@
-"""The section chunker's working parts: pieces, drafts of chunks, and how pieces join."""
+"""The section chunker's working parts: pieces, drafts of chunks, how pieces join, and how a
+draft becomes a chunk."""
 
 from __future__ import annotations
 
 import bisect
 import re
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from chunking.chunk import ContentKind
+from chunking.chunk import Chunk, ContentKind, PageProvenance, TextProvenance
 from chunking.document import Document
 from chunking.errors import ChunkingError
 
@@ -16,7 +19,9 @@ __all__ = [
     "Piece",
     "check_positions",
     "common_prefix",
+    "make_chunk",
     "mark_fences",
+    "render",
     "separator",
 ]
 
@@ -147,3 +152,91 @@ def common_prefix(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
                 length = i
                 break
     return first[:length]
+
+
+def render(document: Document, draft: Draft, paged: bool) -> tuple[str, bool]:
+    """Return the text of ``draft`` as a chunk of ``document`` and whether it is the exact slice
+    at its offsets (``paged``: the document's units have pages, not offsets).
+
+    A repeated header goes before the first table piece (after any headings leading it)."""
+    if draft.rendered is not None:
+        return draft.rendered, False
+    pieces = draft.pieces
+    if not draft.header:
+        if len(pieces) == 1:  # what the joins below give for one piece
+            return pieces[0].text, not paged
+        if draft.own_joins and not paged:
+            # Pieces joined by the whitespace between them are the slice from first to last.
+            return document.text[pieces[0].start : pieces[-1].end], True
+    parts: list[str] = []
+    header = draft.header
+    exact = not header and not paged
+    for index, piece in enumerate(pieces):
+        if index:
+            left = pieces[index - 1]
+            gap = separator(document.text, left, piece)
+            if paged or document.text[left.end : piece.start] != gap:
+                exact = False
+            parts.append(gap)
+        if header and piece.kind != "heading":
+            parts.append(header + "\n")
+            header = ""
+        parts.append(piece.text)
+    return "".join(parts), exact
+
+
+def make_chunk(
+    document: Document,
+    draft: Draft,
+    paged: bool,
+    rendered: tuple[str, bool],
+    tokens: int,
+    now: datetime,
+) -> Chunk:
+    """The chunk of ``draft``: ``rendered`` is what :func:`render` gave, ``tokens`` its exact
+    count, ``now`` its ``created_at``; its kind and heading path come from its pieces. Made
+    without validation (every value is ours and well-typed); ``BaseChunker.chunk`` places it."""
+    text, exact = rendered
+    pieces = draft.pieces
+    first, last = pieces[0], pieces[-1]
+    single = len(pieces) == 1  # most chunks: what the set and the prefix below give for one
+    if not paged:
+        provenance: TextProvenance | PageProvenance = TextProvenance.at(first.start, last.end)
+    elif single:  # a unit's pages run from its first to its last: sorted, each once
+        provenance = PageProvenance.of(first.pages or (1,))
+    else:
+        provenance = PageProvenance.of(tuple(sorted({n for p in pieces for n in p.pages or (1,)})))
+    if single:
+        kind, path = first.kind, first.path
+    else:
+        kinds = {p.kind for p in pieces}
+        if len(kinds) > 1:
+            kinds.discard("heading")  # headings leading a table or code do not make it text
+        kind = kinds.pop() if len(kinds) == 1 else "text"
+        path = common_prefix([p.path for p in pieces])
+    metadata: dict[str, Any] = {"token_count": tokens, "exact_slice": exact}
+    if draft.header:
+        metadata["repeated_header"] = draft.header
+    if draft.rendered is not None:
+        metadata["rendering"] = "columns"
+    opening, closing = first.fence_open, last.fence_close
+    if opening or closing:
+        if opening:
+            metadata["fence_open"] = opening
+        if closing:
+            metadata["fence_close"] = closing
+        # A piece of a split code block, maybe with prose after it: the contextual text
+        # re-fences the piece, so the chunk is code to an embedder (prose after the closing
+        # fence stays outside the block).
+        kind = "code"
+    # Every field is ours and well-typed: no validation (a chunk's largest cost at
+    # character budgets).
+    return Chunk.made(
+        document_id=document.id,
+        text=text,
+        provenance=provenance,
+        heading_path=list(path),
+        content_kind=kind,
+        metadata=metadata,
+        created_at=now,
+    )

@@ -35,15 +35,16 @@ from typing import Any, ClassVar
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from chunking.chunk import Chunk, ContentKind, PageProvenance, TextProvenance
+from chunking.chunk import Chunk, ContentKind
 from chunking.chunkers.base import BaseChunker
 from chunking.chunkers.drafts import (
     BLANK_LINE,
     Draft,
     Piece,
     check_positions,
-    common_prefix,
+    make_chunk,
     mark_fences,
+    render,
     separator,
 )
 from chunking.chunkers.levels import levels_for
@@ -173,10 +174,10 @@ class SectionChunker(BaseChunker):
             draft, open_draft = open_draft, None
             if draft is None:
                 return None
-            keep = draft.trailing_headings()
-            if not keep:
+            if draft.pieces[-1].kind != "heading":  # most drafts: no headings to keep back
                 drafts.append(draft)
                 return None
+            keep = draft.trailing_headings()
             if keep == len(draft.pieces):
                 lead = draft
             else:
@@ -184,13 +185,13 @@ class SectionChunker(BaseChunker):
                 del draft.pieces[-keep:]
                 draft.exact = False  # its count included the headings: _finish counts it
                 drafts.append(draft)
-                lead.tokens = count(self._render(document, lead, paged)[0])
+                lead.tokens = count(render(document, lead, paged)[0])
             while len(lead.pieces) > 1 and lead.tokens > size // 2:
                 # A run of headings too big to lead: the earlier ones go alone, the later ones
                 # on with what follows.
                 drafts.append(Draft([lead.pieces[0]], lead.pieces[0].tokens))
                 lead = Draft(lead.pieces[1:], 0, own_joins=lead.own_joins)
-                lead.tokens = count(self._render(document, lead, paged)[0])
+                lead.tokens = count(render(document, lead, paged)[0])
             return lead
 
         for section in document.sections:
@@ -249,7 +250,7 @@ class SectionChunker(BaseChunker):
                         piece = rest[-1]
                     lead = None
                 open_draft = lead if lead is not None else Draft([piece], piece.tokens, own_joins=True)
-            if open_draft and open_draft.tokens >= min_size and not open_draft.trailing_headings():
+            if open_draft and open_draft.tokens >= min_size and open_draft.pieces[-1].kind != "heading":
                 drafts.append(open_draft)
                 open_draft = None
         if open_draft:
@@ -313,7 +314,7 @@ class SectionChunker(BaseChunker):
             cut = packer.split(first.text, None, levels=levels, size=room)
             head = self._offset_piece(first, cut[0])
             candidate = Draft([*lead.pieces, head], 0, exact=False)
-            candidate.tokens = count(self._render(document, candidate, paged)[0])
+            candidate.tokens = count(render(document, candidate, paged)[0])
             if candidate.tokens <= self.size:
                 out.append(candidate)
                 rest_of_first = first.text[cut[0].end :]
@@ -383,7 +384,7 @@ class SectionChunker(BaseChunker):
             document=document,
             count=packer.tokenizer.count,
             count_many=packer.tokenizer.count_many,
-            lead_text=lambda lead: self._render(document, lead, paged)[0],
+            lead_text=lambda lead: render(document, lead, paged)[0],
             split_text=split_text,
             split_value=split_value,
         )
@@ -393,7 +394,7 @@ class SectionChunker(BaseChunker):
     def _finish(self, document: Document, drafts: list[Draft], paged: bool, now: datetime) -> list[Chunk]:
         """Render drafts, count the estimated ones (row groups), and repack any that overflow;
         every chunk is made at ``now``."""
-        render, make, size = self._render, self._make_chunk, self.size
+        size = self.size
         rendered = [render(document, d, paged) for d in drafts]
         needs_count = [i for i, d in enumerate(drafts) if not d.exact]
         recount: dict[int, int] = {}
@@ -408,7 +409,7 @@ class SectionChunker(BaseChunker):
                 # these pieces one at a time with exact counts.
                 chunks.extend(self._repack(document, draft, paged, now))
                 continue
-            chunks.append(make(document, draft, paged, rendered[i], tokens, now))
+            chunks.append(make_chunk(document, draft, paged, rendered[i], tokens, now))
         return chunks
 
     def _repack(self, document: Document, draft: Draft, paged: bool, now: datetime) -> list[Chunk]:
@@ -422,13 +423,13 @@ class SectionChunker(BaseChunker):
         def emit(pending: Draft) -> None:
             if pending.pieces:
                 chunks.append(
-                    self._make_chunk(
-                        document, pending, paged, self._render(document, pending, paged), pending.tokens, now
+                    make_chunk(
+                        document, pending, paged, render(document, pending, paged), pending.tokens, now
                     )
                 )
 
         def fits(candidate: Draft) -> bool:
-            candidate.tokens = self.count_tokens(self._render(document, candidate, paged)[0])
+            candidate.tokens = self.count_tokens(render(document, candidate, paged)[0])
             return candidate.tokens <= self.size
 
         for piece in draft.pieces:
@@ -460,86 +461,3 @@ class SectionChunker(BaseChunker):
                 emit(Draft([part], part.tokens))
         emit(current)
         return chunks
-
-    def _render(self, document: Document, draft: Draft, paged: bool) -> tuple[str, bool]:
-        """Return the chunk text and whether it is the exact slice at its offsets.
-
-        A repeated header goes before the first table piece (after any headings leading it)."""
-        if draft.rendered is not None:
-            return draft.rendered, False
-        pieces = draft.pieces
-        if not draft.header:
-            if len(pieces) == 1:  # what the joins below give for one piece
-                return pieces[0].text, not paged
-            if draft.own_joins and not paged:
-                # Pieces joined by the whitespace between them are the slice from first to last.
-                return document.text[pieces[0].start : pieces[-1].end], True
-        parts: list[str] = []
-        header = draft.header
-        exact = not header and not paged
-        for index, piece in enumerate(pieces):
-            if index:
-                left = pieces[index - 1]
-                gap = separator(document.text, left, piece)
-                if paged or document.text[left.end : piece.start] != gap:
-                    exact = False
-                parts.append(gap)
-            if header and piece.kind != "heading":
-                parts.append(header + "\n")
-                header = ""
-            parts.append(piece.text)
-        return "".join(parts), exact
-
-    def _make_chunk(
-        self,
-        document: Document,
-        draft: Draft,
-        paged: bool,
-        rendered: tuple[str, bool],
-        tokens: int,
-        now: datetime,
-    ) -> Chunk:
-        text, exact = rendered
-        pieces = draft.pieces
-        first, last = pieces[0], pieces[-1]
-        single = len(pieces) == 1  # most chunks: what the set and the prefix below give for one
-        if not paged:
-            provenance: TextProvenance | PageProvenance = TextProvenance.at(first.start, last.end)
-        elif single:  # a unit's pages run from its first to its last: sorted, each once
-            provenance = PageProvenance.of(first.pages or (1,))
-        else:
-            provenance = PageProvenance.of(tuple(sorted({n for p in pieces for n in p.pages or (1,)})))
-        if single:
-            kind, path = first.kind, first.path
-        else:
-            kinds = {p.kind for p in pieces}
-            if len(kinds) > 1:
-                kinds.discard("heading")  # headings leading a table or code do not make it text
-            kind = kinds.pop() if len(kinds) == 1 else "text"
-            path = common_prefix([p.path for p in pieces])
-        metadata: dict[str, Any] = {"token_count": tokens, "exact_slice": exact}
-        if draft.header:
-            metadata["repeated_header"] = draft.header
-        if draft.rendered is not None:
-            metadata["rendering"] = "columns"
-        opening, closing = first.fence_open, last.fence_close
-        if opening or closing:
-            if opening:
-                metadata["fence_open"] = opening
-            if closing:
-                metadata["fence_close"] = closing
-            # A piece of a split code block, maybe with prose after it: the contextual text
-            # re-fences the piece, so the chunk is code to an embedder (prose after the closing
-            # fence stays outside the block).
-            kind = "code"
-        # Every field is ours and well-typed: no validation (a chunk's largest cost at
-        # character budgets).
-        return Chunk.made(
-            document_id=document.id,
-            text=text,
-            provenance=provenance,
-            heading_path=list(path),
-            content_kind=kind,
-            metadata=metadata,
-            created_at=now,
-        )
