@@ -54,16 +54,27 @@ def _env(root: Path, name: str, extra: dict[str, str]) -> dict[str, str]:
             "DAGSTER_TELEMETRY_DISABLED": "1", **extra}  # fmt: skip
 
 
-def _timed(commands: list[tuple[list[str], dict[str, str]]]) -> float:
+def _timed(commands: list[tuple[list[str], dict[str, str]]]) -> tuple[float, list[str]]:
+    """Run the commands at once; the seconds until the last ended, and their outputs."""
     started = time.perf_counter()
-    procs = [subprocess.Popen(a, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen(a, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for a, e in commands]  # fmt: skip
-    errors = [p.communicate()[1] for p in procs]
+    outputs = [p.communicate() for p in procs]
     elapsed = time.perf_counter() - started
-    for proc, err in zip(procs, errors, strict=True):
+    for proc, (_, err) in zip(procs, outputs, strict=True):
         if proc.returncode:
             raise SystemExit(f"a run failed:\n{err[-3000:]}")
-    return elapsed
+    return elapsed, [out for out, _ in outputs]
+
+
+def _lock_times(outputs: list[str]) -> dict[str, float]:
+    """The shard processes' write-lock figures, summed: seconds held (the serial work) and waited."""
+    reports = [json.loads(out.strip().splitlines()[-1])["write_lock"] for out in outputs]
+    return {
+        "held": round(sum(r["held"] for r in reports), 2),
+        "waited": round(sum(r["waited"] for r in reports), 2),
+        "taken": sum(r["taken"] for r in reports),
+    }
 
 
 def _new_lake(pg: dict[str, str], root: Path, name: str) -> dict[str, str]:
@@ -100,9 +111,10 @@ def main() -> None:
         files = len(list(p for p in inbox.rglob("*") if p.is_file()))
         figures: dict[str, float] = {}
         cli = [sys.executable, "-m", "ingest_assets.cli", "run"]
-        figures["file, 1 process"] = _timed(
+        figures["file, 1 process"], _ = _timed(
             [(cli, _env(root, "file", {**common, "INGEST_DUCKDB": str(root / "i.duckdb")}))]
         )
+        locks: dict[str, dict[str, float]] = {}
         for count in (int(p) for p in args.processes.split(",")):
             lake = _new_lake(pg, root, f"lake{count}")
             groups = [list(SHARDS[i::count]) for i in range(count)]
@@ -111,7 +123,9 @@ def main() -> None:
                  _env(root, f"lake{count}-{i}", {**common, **lake}))
                 for i, group in enumerate(groups)
             ]  # fmt: skip
-            figures[f"lake, {count} process{'es' if count > 1 else ''}"] = _timed(commands)
+            name = f"lake, {count} process{'es' if count > 1 else ''}"
+            figures[name], outputs = _timed(commands)
+            locks[name] = _lock_times(outputs)
         one = figures["lake, 1 process"]
         report = {
             "files": files,
@@ -125,6 +139,9 @@ def main() -> None:
             if name.startswith("lake") and count > 1:
                 speedup = one / seconds
                 fractions[count] = (1 / speedup - 1 / count) / (1 - 1 / count)
+        # Measured directly: the share of one process's time spent holding the write lock.
+        report["write_lock"] = locks
+        report["serial_share_measured"] = round(locks["lake, 1 process"]["held"] / one, 3)
         report["speedup"] = {name: round(one / s, 2) for name, s in figures.items()}
         report["serial_fraction"] = {str(k): round(v, 3) for k, v in fractions.items()}
         usable = [k for k in fractions if k <= report["cores"]] or list(fractions)

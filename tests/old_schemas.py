@@ -5,8 +5,29 @@ from __future__ import annotations
 import duckdb
 
 
+# The graph_nodes view of schemas 3 to 7: node texts joined through an OR join.
+GRAPH_NODES_7 = """CREATE VIEW graph_nodes AS
+SELECT m.plan_key, n.id, n.label,
+       CASE WHEN c.text IS NULL THEN n.properties
+            ELSE json_merge_patch(n.properties, json_object('text', c.text)) END AS properties
+FROM current_members m
+JOIN graph_node_rows n ON n.set_key = m.set_key
+JOIN graph_sets g ON g.set_key = m.set_key
+LEFT JOIN chunks c ON c.id = n.id AND c.set_key IN (g.parent_set_key, g.child_set_key)
+WHERE m.role = 'graph'"""
+
+
+def downgrade_to_schema_7(con: duckdb.DuckDBPyConnection) -> None:
+    """Give a current store the views schema 7 had: graph_nodes with its OR join."""
+    con.execute("DROP VIEW graph_nodes")
+    con.execute(GRAPH_NODES_7)
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version VALUES (7, now())")
+
+
 def downgrade_to_schema_6(con: duckdb.DuckDBPyConnection) -> None:
     """Give a current store the tables schema 6 had: no chunk_changes, no step_timings."""
+    downgrade_to_schema_7(con)
     con.execute("DROP TABLE chunk_changes")
     con.execute("DROP TABLE step_timings")
     con.execute("DELETE FROM schema_version")

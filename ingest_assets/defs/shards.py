@@ -3,7 +3,8 @@ writing a DuckLake store at once (docs/scale-out.md).
 
 ``python -m ingest_assets.defs.shards 00 03`` runs the documents job, then the chunks job of
 every plan, for each shard named, on the store and instance of the environment (``INGEST_*``,
-``DAGSTER_HOME``), and prints one JSON object: per shard, the rows each step wrote. Shards
+``DAGSTER_HOME``), and prints one JSON object: per shard, the rows each step wrote, and under
+``write_lock`` the seconds the process waited for the lake's write lock and held it. Shards
 partition the documents, so runs of different shards share no row, and eight runs of the eight
 shards leave the store a full run leaves.
 """
@@ -18,6 +19,7 @@ from ingest_assets.defs.launch import Launcher
 from ingest_assets.engine import SHARDS
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
+from ingest_assets.store import lake_lock
 
 __all__ = ["main", "run_shards"]
 
@@ -51,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     """The command line: shard names as arguments; 0 on success, 1 (message on stderr) otherwise."""
     shards = sys.argv[1:] if argv is None else argv
     try:
-        print(json.dumps(run_shards(Settings.from_env(), shards or list(SHARDS)), default=str))
+        report: dict[str, Any] = run_shards(Settings.from_env(), shards or list(SHARDS))
+        # The serial part of this process's work on a lake: its write transactions, one at a time.
+        report["write_lock"] = vars(lake_lock.TIMES)
+        print(json.dumps(report, default=str))
     except (ValueError, RuntimeError) as error:
         print(f"ingest shards: {error}", file=sys.stderr)
         return 1

@@ -34,7 +34,7 @@ __all__ = [
     "local_run_id",
     "record_view_change",
     "tracked",
-    "view_ids",
+    "view_sets",
 ]
 
 CHANGES = pa.schema(
@@ -88,39 +88,72 @@ class ViewScope:
         return not self.document_ids and not self.plan_keys
 
 
-_ViewRow = tuple[str, str, str, int]  # plan_key, chunk id, document id, level
+# (plan key, document id, role) -> the set the current view shows there: one set per place.
+ViewSets = dict[tuple[str, str, str], str]
 
 
-def view_ids(con: duckdb.DuckDBPyConnection, scope: ViewScope) -> set[_ViewRow]:
-    """The (plan key, chunk id, document id, level) rows ``current_chunks`` shows in ``scope``."""
+def view_sets(con: duckdb.DuckDBPyConnection, scope: ViewScope) -> ViewSets:
+    """The parent and child sets ``current_members`` shows in ``scope``, by plan, document and role.
+
+    The view shows one set per (plan, document, role), so two states of it differ in chunks
+    only where they differ in sets: reading the sets (a few rows a document) instead of every
+    chunk keeps this cheap inside the write transaction, which on a lake holds the write lock.
+    """
     if scope.empty:
-        return set()
-    select = "SELECT plan_key, id::VARCHAR, document_id::VARCHAR, level FROM current_chunks "
+        return {}
+    select = (
+        "SELECT plan_key, document_id::VARCHAR, role, set_key FROM current_members "
+        "WHERE role IN ('parent', 'child') AND "
+    )
     rows: list[tuple[Any, ...]] = []
     if scope.document_ids:
-        # A semi-join: DuckDB filters the view's members by document before joining chunks.
         rows += con.execute(
-            select + "WHERE document_id IN (SELECT unnest(?::UUID[]))", [list(scope.document_ids)]
+            select + "document_id IN (SELECT unnest(?::UUID[]))", [list(scope.document_ids)]
         ).fetchall()
     if scope.plan_keys:
         rows += con.execute(
-            select + "WHERE plan_key IN (SELECT unnest(?::VARCHAR[]))", [list(scope.plan_keys)]
+            select + "plan_key IN (SELECT unnest(?::VARCHAR[]))", [list(scope.plan_keys)]
         ).fetchall()
-    return {(p, c, d, int(level)) for p, c, d, level in rows}
+    return {(plan, document, role): set_key for plan, document, role, set_key in rows}
+
+
+def _chunk_ids(con: duckdb.DuckDBPyConnection, set_keys: set[str]) -> dict[str, tuple[set[str], int]]:
+    """The chunk ids and level of each of ``set_keys`` (a set's chunks share one level)."""
+    found: dict[str, tuple[set[str], int]] = {}
+    if not set_keys:
+        return found
+    for set_key, chunk_id, level in con.execute(
+        "SELECT set_key, id::VARCHAR, level FROM chunks WHERE set_key IN (SELECT unnest(?::VARCHAR[]))",
+        [sorted(set_keys)],
+    ).fetchall():
+        found.setdefault(set_key, (set(), int(level)))[0].add(chunk_id)
+    return found
 
 
 def record_view_change(
-    con: duckdb.DuckDBPyConnection, run_id: str, before: set[_ViewRow], scope: ViewScope, now: datetime
+    con: duckdb.DuckDBPyConnection, run_id: str, before: ViewSets, scope: ViewScope, now: datetime
 ) -> int:
     """Append to ``chunk_changes`` what moved in ``scope`` since ``before`` (read in the same
-    transaction before its writes); returns the number of rows appended."""
-    after = view_ids(con, scope)
-    rows = [
-        {"run_id": run_id, "plan_key": p, "chunk_id": c, "document_id": d, "level": lv, "change": change,
-         "at": now}
-        for change, moved in (("added", after - before), ("removed", before - after))
-        for p, c, d, lv in sorted(moved)
-    ]  # fmt: skip
+    transaction before its writes, by :func:`view_sets`); returns the number of rows appended.
+
+    Only places whose set changed are read: their old set's chunks that the new set lacks are
+    ``removed``, the new set's that the old lacked ``added`` (chunk ids that stay are kept).
+    """
+    after = view_sets(con, scope)
+    moved = sorted(place for place in before.keys() | after.keys() if before.get(place) != after.get(place))
+    chunks = _chunk_ids(con, {k for place in moved for k in (before.get(place), after.get(place)) if k})
+    nothing: tuple[set[str], int] = (set(), 0)
+    rows = []
+    for place in moved:
+        plan, document, _ = place
+        old, old_level = chunks.get(before.get(place, ""), nothing)
+        new, new_level = chunks.get(after.get(place, ""), nothing)
+        for change, ids, level in (("added", new - old, new_level), ("removed", old - new, old_level)):
+            rows += [
+                {"run_id": run_id, "plan_key": plan, "chunk_id": c, "document_id": document, "level": level,
+                 "change": change, "at": now}
+                for c in sorted(ids)
+            ]  # fmt: skip
     insert(con, "chunk_changes", rows, CHANGES)
     return len(rows)
 
@@ -129,7 +162,7 @@ def record_view_change(
 def tracked(con: duckdb.DuckDBPyConnection, run_id: str, scope: ViewScope, now: datetime) -> Iterator[None]:
     """Record in ``chunk_changes`` what the writes inside this block (one transaction) move
     in ``scope`` of the current view."""
-    before = view_ids(con, scope)
+    before = view_sets(con, scope)
     yield
     record_view_change(con, run_id, before, scope, now)
 

@@ -17,13 +17,13 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
 
-from ingest_assets.store import host, lake
+from ingest_assets.store import host, lake, lake_lock
 from ingest_assets.store.errors import StoreError
 from ingest_assets.store.schema import ensure_schema
 
@@ -140,15 +140,20 @@ class Connections:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Yield a connection inside one transaction: committed on success, rolled back on error."""
-        with self.connect() as con:
+        """Yield a connection inside one transaction: committed on success, rolled back on error.
+
+        On a lake the transaction first takes the store's write lock (:mod:`lake_lock`), so
+        this process's and other processes' write transactions queue instead of conflicting.
+        """
+        lock = lake_lock.write_lock(str(self.path), self.lock_timeout) if self.is_lake else nullcontext()
+        with lock, self.connect() as con:
             con.execute("BEGIN TRANSACTION")
             if self.is_lake:
                 # DuckLake detects conflicts on deletes and updates only: two writers' inserts
                 # of one key (anti-join inserts, delete-then-insert of a key neither saw) both
                 # commit. Rewriting one shared row makes every two concurrent write
                 # transactions conflict, so the one retried (``retrying``) sees the other's
-                # rows: writes are serializable, and work outside transactions stays parallel.
+                # rows: writes are serializable even beside a writer without the write lock.
                 con.execute("UPDATE schema_version SET applied_at = applied_at")
             try:
                 yield con

@@ -15,6 +15,7 @@ the file's own database would, and takes DuckDB settings (the memory cap) from e
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
@@ -33,6 +34,8 @@ _host_pid: int | None = None
 _settings: dict[str, str] = {}  # DuckDB settings applied to the host
 # Absolute file path -> (alias in the host, connections of this process using it).
 _attached: dict[str, tuple[str, int]] = {}
+# Idle lakes kept attached per process (dicts keep insertion order: the oldest go first).
+_IDLE_LAKES = 2
 # Nothing is ever fetched from the network: the lake's extensions come from their wheels.
 _OFFLINE = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
 
@@ -86,11 +89,14 @@ def attach(
     is_lake = lake.is_lake(key)
     with _lock:
         host = _database(config)
-        if not _attached:  # no file in use: spill beside this one, as its own database would
+        if not any(users for _, users in _attached.values()):
+            # No store in use: spill beside this one, as its own database would.
             spill = os.path.join(tempfile.gettempdir(), "ingest-lake.tmp") if is_lake else key + ".tmp"
             _apply(host, {**config, "temp_directory": spill})
-        alias, users = _attached.get(key, ("", 0))
-        if not users:
+        # An idle lake is still attached (see detach); popped so it goes last in the order.
+        alias, users = _attached.pop(key, ("", -1))
+        if users < 0:
+            users = 0
             alias = "store_" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
             if is_lake:
                 lake.load_extensions(host)
@@ -110,6 +116,17 @@ def attach(
     return cursor
 
 
+def _detach_idle_lakes(keep: str) -> None:
+    """Detach idle lakes but the newest :data:`_IDLE_LAKES` (a process that opens many lakes, a
+    test run, holds no catalog connections for all of them). Call with _lock."""
+    idle = [k for k, (_, users) in _attached.items() if lake.is_lake(k) and not users and k != keep]
+    for key in idle[: max(0, len(idle) - (_IDLE_LAKES - 1))]:
+        alias, _ = _attached.pop(key)
+        if _host is not None and _host_pid == os.getpid():
+            with contextlib.suppress(duckdb.Error):  # a lake whose server went away: nothing held
+                _host.execute(f"DETACH {alias}")
+
+
 def detach(path: Path | str, connection: duckdb.DuckDBPyConnection) -> None:
     """Close a connection from :func:`attach`; the last one of a file detaches the file.
 
@@ -123,6 +140,13 @@ def detach(path: Path | str, connection: duckdb.DuckDBPyConnection) -> None:
         alias, users = _attached.get(key, ("", 0))
         if users > 1:
             _attached[key] = (alias, users - 1)
+            return
+        if lake.is_lake(key) and users:
+            # A lake takes no file lock: it stays attached while idle (attaching one costs a
+            # catalog round trip and a load of its metadata, ~0.1 s, paid by every short read
+            # otherwise). Each transaction still reads the catalog's newest snapshot.
+            _attached[key] = (alias, 0)
+            _detach_idle_lakes(keep=key)
             return
         _attached.pop(key, None)
         if not users or _host is None or _host_pid != os.getpid():

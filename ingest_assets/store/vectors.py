@@ -130,17 +130,24 @@ def _set_plan_embedding(
         return True
 
 
-def embedded_set_keys(store: IngestStore, set_keys: Iterable[str], embedding: str) -> set[str]:
-    """Which of ``set_keys`` have every chunk embedded under ``embedding``."""
-    keys = sorted(set(set_keys))
-    if not keys:
+def _keys_present(
+    store: IngestStore, table: str, column: str, keys: Iterable[str], label: str, value: str
+) -> set[str]:
+    """Which of ``keys`` occur in ``table.column`` on rows whose ``label`` column is ``value``."""
+    wanted = sorted(set(keys))
+    if not wanted:
         return set()
     rows = store.query(
-        "SELECT DISTINCT set_key FROM embedded_sets WHERE embedding = ? "
-        "AND set_key IN (SELECT unnest(?::VARCHAR[]))",
-        [embedding, keys],
+        f"SELECT DISTINCT {column} FROM {table} WHERE {label} = ? "
+        f"AND {column} IN (SELECT unnest(?::VARCHAR[]))",
+        [value, wanted],
     )
     return {r[0] for r in rows}
+
+
+def embedded_set_keys(store: IngestStore, set_keys: Iterable[str], embedding: str) -> set[str]:
+    """Which of ``set_keys`` have every chunk embedded under ``embedding``."""
+    return _keys_present(store, "embedded_sets", "set_key", set_keys, "embedding", embedding)
 
 
 def chunk_text_hashes(store: IngestStore, set_keys: Iterable[str], text_mode: str) -> dict[str, SetTexts]:
@@ -165,15 +172,7 @@ def chunk_text_hashes(store: IngestStore, set_keys: Iterable[str], text_mode: st
 
 def stored_vectors(store: IngestStore, hashes: Iterable[str], model: str) -> set[str]:
     """Which of ``hashes`` have a vector under ``model``."""
-    wanted = sorted(set(hashes))
-    if not wanted:
-        return set()
-    rows = store.query(
-        "SELECT DISTINCT text_hash FROM vectors WHERE model = ? "
-        "AND text_hash IN (SELECT unnest(?::VARCHAR[]))",
-        [model, wanted],
-    )
-    return {r[0] for r in rows}
+    return _keys_present(store, "vectors", "text_hash", hashes, "model", model)
 
 
 def _vector_table(batch: VectorBatch) -> pa.Table:

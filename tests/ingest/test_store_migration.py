@@ -1,6 +1,7 @@
 """Older stores full of data are migrated in place, with nothing redone afterwards: schema 3 to
 4 (bodies, token stats and the sources' stat columns), schema 4 to 5 (set previews), schema 5 to
-6 (chunk_changes and step_timings, empty until the next write)."""
+6 (chunk_changes and step_timings, empty until the next write), schema 7 to 8 (graph_nodes
+without its OR join, same rows)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from tests.old_schemas import (
     downgrade_to_schema_3,
     downgrade_to_schema_4,
     downgrade_to_schema_6,
+    downgrade_to_schema_7,
 )
 
 
@@ -95,3 +97,24 @@ def test_schema_6_store_gets_empty_change_and_timing_tables_the_next_edit_fills(
     assert {step for (step,) in migrated.query("SELECT DISTINCT step FROM step_timings")} == {
         "parse", "parent", "child", "graph",
     }  # fmt: skip
+
+
+def test_schema_7_store_gets_the_graph_nodes_view_with_the_same_rows(pipeline: Pipeline) -> None:
+    _engine(pipeline).run_pending()
+    query = "SELECT plan_key, id, label, properties::VARCHAR FROM graph_nodes ORDER BY ALL"
+    nodes = IngestStore(pipeline.db).query(query)
+    assert nodes and any('"text"' in properties for *_, properties in nodes)
+    with duckdb.connect(str(pipeline.db)) as con:
+        downgrade_to_schema_7(con)
+        assert (
+            "set_key IN"
+            in con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'graph_nodes'").fetchone()[0]
+        )
+        assert con.execute(query).fetchall() == nodes
+    migrated = IngestStore(pipeline.db)
+    migrated.check()
+    assert migrated.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
+    view = migrated.query("SELECT sql FROM duckdb_views() WHERE view_name = 'graph_nodes'")[0][0]
+    assert "graph_chunks" in view and "set_key IN" not in view
+    assert migrated.query(query) == nodes
+    _assert_nothing_is_redone(pipeline)

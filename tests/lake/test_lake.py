@@ -1,5 +1,6 @@
-"""The DuckLake backend on a real Postgres catalog: the derived schema, the conflict retry
-(provoked for real, by two processes), the bound on it, offline extensions, and eight shard
+"""The DuckLake backend on a real Postgres catalog: the derived schema, concurrent writers
+queueing on the write lock (two processes, for real), the conflict retry against a writer
+outside the lock and the bound on it, the lock's timeout, offline extensions, and eight shard
 runs in parallel processes leaving the store a serial run leaves, row for row."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import duckdb
@@ -20,7 +22,7 @@ import yaml
 
 from ingest_assets.engine import SHARDS
 from ingest_assets.settings import Settings
-from ingest_assets.store import IngestStore, StoreError, connection, lake
+from ingest_assets.store import IngestStore, SourceRow, StoreError, connection, lake, lake_lock
 from ingest_assets.store.schema import schema_sql
 from ingest_assets.store.store import TABLES
 from tests.ingest.conftest import SAMPLE, plan_spec
@@ -95,13 +97,16 @@ def test_a_lake_without_its_server_is_refused_with_the_setting_to_fix(tmp_path: 
 
 
 _WRITER = textwrap.dedent("""\
-    import sys, time, uuid
-    from ingest_assets.store import IngestStore, SourceRow
-    location, name, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    import contextlib, json, sys, time, uuid
+    from ingest_assets.store import IngestStore, SourceRow, lake_lock
+    location, name, start, lockless = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4] == "1"
+    if lockless:  # a writer that does not queue on the write lock (as the lake's maintenance)
+        lake_lock.write_lock = lambda *args: contextlib.nullcontext()
     store = IngestStore(location)
     store.check()
     while time.time() < start:
         time.sleep(0.005)
+    began = time.time()
     for round in range(20):
         # 12 rows: deleted by key and inserted again, as a scan of a shard does.
         store.write_sources([
@@ -109,28 +114,65 @@ _WRITER = textwrap.dedent("""\
                       "00", f"hash-{round}", round, 0)
             for i in range(12)
         ])
-    print(store._connections.conflicts_retried)
+    print(json.dumps({"retried": store._connections.conflicts_retried, "span": [began, time.time()]}))
     """)
 
 
-def test_conflicting_writers_in_two_processes_are_retried(
-    postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
+def _race_two_writers(location: str, lockless: tuple[bool, bool]) -> list[dict]:
+    """Two processes rewriting 12 sources each 20 times from the same instant; their reports."""
     IngestStore(location).check()
     start = str(time.time() + 4.0)  # both start writing at once
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, location, name, start], env=env,
+        subprocess.Popen([sys.executable, "-c", _WRITER, location, name, start, str(int(bare))], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for name in ("a", "b")
+        for name, bare in zip("ab", lockless, strict=True)
     ]  # fmt: skip
     outputs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
-    retried = sum(int(out) for out, _ in outputs)
-    assert retried > 0, "no conflict happened: the test did not exercise the retry"
     rows = IngestStore(location).query("SELECT uri, content_hash FROM sources ORDER BY uri")
     assert rows == sorted((f"file:///{n}/{i}", "hash-19") for n in "ab" for i in range(12))
+    return [json.loads(out) for out, _ in outputs]
+
+
+def test_concurrent_writers_queue_on_the_write_lock_instead_of_conflicting(
+    postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
+    reports = _race_two_writers(location, (False, False))
+    (a_start, a_end), (b_start, b_end) = (r["span"] for r in reports)
+    assert a_start < b_end and b_start < a_end, "the writers did not run at the same time"
+    assert [r["retried"] for r in reports] == [0, 0]
+
+
+def test_a_conflict_with_a_writer_outside_the_lock_is_retried(
+    postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
+    reports = _race_two_writers(location, (False, True))
+    assert sum(r["retried"] for r in reports) > 0, "no conflict happened: the test did not exercise the retry"
+
+
+def test_a_write_lock_held_too_long_fails_with_a_message(
+    postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg2
+
+    location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
+    IngestStore(location).check()
+    holder = psycopg2.connect(location[len(lake_lock.POSTGRES_PREFIX) :])
+    holder.autocommit = True
+    with holder.cursor() as cur:
+        cur.execute("SELECT pg_advisory_lock(%s)", [lake_lock._KEY])
+    store = IngestStore(location, lock_timeout=1)
+    row = SourceRow("file:///x", "/x", uuid.uuid5(uuid.NAMESPACE_URL, "x"), "00", "h", 1, 0)
+    started = time.monotonic()
+    with pytest.raises(StoreError, match=r"another writer held the store's write lock longer than 1 s"):
+        store.write_sources([row])
+    assert time.monotonic() - started < 10
+    holder.close()  # the holder's session ends: the lock is free again
+    store.write_sources([row])
+    assert store.query("SELECT uri FROM sources") == [("file:///x",)]
 
 
 def test_a_conflict_past_the_bound_fails_with_a_message(
