@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import duckdb
 
-
 # The graph_nodes view of schemas 3 to 7: node texts joined through an OR join.
 GRAPH_NODES_7 = """CREATE VIEW graph_nodes AS
 SELECT m.plan_key, n.id, n.label,

@@ -130,24 +130,27 @@ def _set_plan_embedding(
         return True
 
 
-def _keys_present(
-    store: IngestStore, table: str, column: str, keys: Iterable[str], label: str, value: str
-) -> set[str]:
-    """Which of ``keys`` occur in ``table.column`` on rows whose ``label`` column is ``value``."""
+def _keys_present(store: IngestStore, sql: str, keys: Iterable[str], value: str) -> set[str]:
+    """Which of ``keys`` ``sql`` (one of the constants below: ``value`` and the keys as its two
+    parameters) finds."""
     wanted = sorted(set(keys))
     if not wanted:
         return set()
-    rows = store.query(
-        f"SELECT DISTINCT {column} FROM {table} WHERE {label} = ? "
-        f"AND {column} IN (SELECT unnest(?::VARCHAR[]))",
-        [value, wanted],
-    )
-    return {r[0] for r in rows}
+    return {r[0] for r in store.query(sql, [value, wanted])}
+
+
+_EMBEDDED_SETS = (
+    "SELECT DISTINCT set_key FROM embedded_sets WHERE embedding = ? "
+    "AND set_key IN (SELECT unnest(?::VARCHAR[]))"
+)
+_STORED_VECTORS = (
+    "SELECT DISTINCT text_hash FROM vectors WHERE model = ? AND text_hash IN (SELECT unnest(?::VARCHAR[]))"
+)
 
 
 def embedded_set_keys(store: IngestStore, set_keys: Iterable[str], embedding: str) -> set[str]:
     """Which of ``set_keys`` have every chunk embedded under ``embedding``."""
-    return _keys_present(store, "embedded_sets", "set_key", set_keys, "embedding", embedding)
+    return _keys_present(store, _EMBEDDED_SETS, set_keys, embedding)
 
 
 def chunk_text_hashes(store: IngestStore, set_keys: Iterable[str], text_mode: str) -> dict[str, SetTexts]:
@@ -172,7 +175,7 @@ def chunk_text_hashes(store: IngestStore, set_keys: Iterable[str], text_mode: st
 
 def stored_vectors(store: IngestStore, hashes: Iterable[str], model: str) -> set[str]:
     """Which of ``hashes`` have a vector under ``model``."""
-    return _keys_present(store, "vectors", "text_hash", hashes, "model", model)
+    return _keys_present(store, _STORED_VECTORS, hashes, model)
 
 
 def _vector_table(batch: VectorBatch) -> pa.Table:
