@@ -308,7 +308,8 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def retried(method: Callable[..., T]) -> Callable[..., T]:
-    """A store method (one transaction) run through its store's :meth:`Connections.retrying`."""
+    """A store method, or a function whose first argument is the store (one transaction either
+    way), run through its store's :meth:`Connections.retrying`."""
 
     @functools.wraps(method)
     def run(self: Any, *args: Any, **kwargs: Any) -> T:

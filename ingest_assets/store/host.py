@@ -32,7 +32,8 @@ _lock = threading.Lock()
 _host: duckdb.DuckDBPyConnection | None = None
 _host_pid: int | None = None
 _settings: dict[str, str] = {}  # DuckDB settings applied to the host
-# Absolute file path -> (alias in the host, connections of this process using it).
+# Absolute file path (or lake location) -> (alias in the host, connections of this process
+# using it); an idle lake stays with 0 (see detach).
 _attached: dict[str, tuple[str, int]] = {}
 # Idle lakes kept attached per process (dicts keep insertion order: the oldest go first).
 _IDLE_LAKES = 2
@@ -94,10 +95,12 @@ def attach(
             spill = os.path.join(tempfile.gettempdir(), "ingest-lake.tmp") if is_lake else key + ".tmp"
             _apply(host, {**config, "temp_directory": spill})
         # An idle lake is still attached (see detach); popped so it goes last in the order.
-        alias, users = _attached.pop(key, ("", -1))
-        if users < 0:
-            users = 0
-            alias = "store_" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        entry = _attached.pop(key, None)
+        alias, users = entry or (
+            "store_" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16],
+            0,
+        )
+        if entry is None:
             if is_lake:
                 lake.load_extensions(host)
                 host.execute(lake.attach_statement(key, alias, data_path))
@@ -128,7 +131,8 @@ def _detach_idle_lakes(keep: str) -> None:
 
 
 def detach(path: Path | str, connection: duckdb.DuckDBPyConnection) -> None:
-    """Close a connection from :func:`attach`; the last one of a file detaches the file.
+    """Close a connection from :func:`attach`; the last one of a file detaches the file (a lake
+    stays attached while idle, up to :data:`_IDLE_LAKES` of them).
 
     Detaching checkpoints the file and releases its lock. If that fails, the host database is
     dropped with everything attached to it (DuckDB closes the files) and the error is raised.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ingest_assets.store.connection import retried
 from ingest_assets.store.store import IngestStore
 
 __all__ = [
@@ -51,14 +52,13 @@ def pending_sets(store: IngestStore, level: int | None = None) -> list[str]:
     return [r[0] for r in rows]
 
 
+@retried
 def mark_verified(store: IngestStore, set_keys: list[str]) -> None:
     """Record that ``set_keys`` passed the per-set invariants (they never change afterwards);
-    keys recorded already are left as they are."""
-    if set_keys:
-        store.retrying(lambda: _mark_verified(store, sorted(set(set_keys))))
-
-
-def _mark_verified(store: IngestStore, set_keys: list[str]) -> None:
+    keys recorded already are left as they are. One transaction, run again on a lake conflict."""
+    if not set_keys:
+        return
+    set_keys = sorted(set(set_keys))
     with store.transaction() as con:
         con.execute(
             "INSERT INTO verified_sets SELECT k, now()::TIMESTAMP "

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ingest_assets.store.connection import retried
 from ingest_assets.store.rows import utc_now
 from ingest_assets.store.store import IngestStore
 
@@ -83,20 +84,14 @@ def plan_embeddings(store: IngestStore) -> dict[str, PlanEmbeddingRow]:
     return {key: PlanEmbeddingRow(*rest) for key, *rest in rows}
 
 
+@retried
 def set_plan_embedding(
-    store: IngestStore, plan_key: str, row: PlanEmbeddingRow | None, settings: Any
-) -> bool:
-    """Record ``plan_key``'s embedding stage (see :func:`_set_plan_embedding`), retried on a
-    lake conflict."""
-    return store.retrying(lambda: _set_plan_embedding(store, plan_key, row, settings))
-
-
-def _set_plan_embedding(
     store: IngestStore, plan_key: str, row: PlanEmbeddingRow | None, settings: Any
 ) -> bool:
     """Record ``plan_key``'s embedding stage (None: it has none); returns whether a row changed.
 
-    Only a different stage is written, so a run that changes nothing writes nothing.
+    Only a different stage is written, so a run that changes nothing writes nothing. One
+    transaction, run again on a lake conflict.
     """
     with store.transaction() as con:
         found = con.execute(
@@ -193,19 +188,8 @@ def _vector_table(batch: VectorBatch) -> pa.Table:
     )
 
 
+@retried
 def write_embeddings(
-    store: IngestStore,
-    vectors: Sequence[VectorBatch],
-    texts: Sequence[SetTexts],
-    text_mode: str,
-    done: Sequence[str],
-    embedding: str,
-) -> int:
-    """:func:`_write_embeddings`, retried on a lake conflict."""
-    return store.retrying(lambda: _write_embeddings(store, vectors, texts, text_mode, done, embedding))
-
-
-def _write_embeddings(
     store: IngestStore,
     vectors: Sequence[VectorBatch],
     texts: Sequence[SetTexts],
