@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import logging
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -100,10 +101,26 @@ def _package_version(name: str) -> str | None:
         return None
 
 
-def _wordllama_dir() -> Path:
-    import wordllama
+def _wordllama() -> Any:
+    """The ``wordllama`` package, imported without the logging set-up its import does.
 
-    return Path(wordllama.__file__).resolve().parent
+    Its modules call ``logging.basicConfig(level=INFO)`` at import: a process that imports it
+    would print every library's INFO records to stderr (Dagster's database migrations on a new
+    instance, for one). The root logger's handlers and level are put back as they were (a
+    process that set up logging first is left alone by ``basicConfig`` anyway).
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    return wordllama
+
+
+def _wordllama_dir() -> Path:
+    return Path(_wordllama().__file__).resolve().parent
 
 
 @cache
@@ -215,12 +232,11 @@ class _WordLlama:
     """WordLlama's static model from the files its wheel ships (never downloads)."""
 
     def __init__(self, config: str, dimension: int) -> None:
-        from wordllama import WordLlama
-
+        word_llama = _wordllama().WordLlama
         shipped = _WORDLLAMA_SHIPPED[config]
         # WordLlama.load looks for the tokenizer beside the caller and then downloads: point it
         # at the package's own folder and forbid the download.
-        self._model = WordLlama.load(
+        self._model = word_llama.load(
             config=config,
             cache_dir=_wordllama_dir(),
             disable_download=True,

@@ -8,6 +8,8 @@ import importlib.util
 import json
 import random
 import re
+import subprocess
+import sys
 from typing import Any
 
 import duckdb
@@ -315,3 +317,23 @@ def test_sensor_launches_exactly_the_embedding_work_of_a_model_change(
     assert counter.take()[1] == first
     assert _requests(_tick(pipeline)) == []
     _assert_covered(pipeline, key)
+
+
+def test_loading_the_default_model_leaves_logging_as_it_was() -> None:
+    """wordllama calls ``logging.basicConfig(level=INFO)`` when imported; the pipeline imports it
+    without that, so the INFO records of every library (Dagster's database migrations on a new
+    instance among them) do not land on a user's terminal. A fresh process: wordllama is
+    imported once per process."""
+    script = (
+        "import logging\n"
+        "from ingest_assets.embeddings import models\n"
+        "models.model_info(models.DEFAULT_MODEL)\n"
+        "models.load_model(models.DEFAULT_MODEL).embed_batch(['a text'])\n"
+        "root = logging.getLogger()\n"
+        "print(len(root.handlers), logging.getLevelName(root.level))\n"
+        "logging.getLogger('alembic.runtime.migration').info('must not print')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "WARNING"]
+    assert "must not print" not in done.stderr
