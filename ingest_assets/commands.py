@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlparse
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from ingest_assets.store.changes import ChunkChange, changes_since
+from ingest_assets.store.lists import json_list
 
 __all__ = ["CommandError", "add_commands", "open_store", "parse_since_time", "resolve_plan", "run_command"]
 
@@ -108,8 +109,8 @@ def _document_names(store: IngestStore, changes: list[ChunkChange]) -> dict[str,
     ids = sorted({c.document_id for c in changes})
     rows = store.query(
         "SELECT DISTINCT document_id::VARCHAR, source_uri FROM documents "
-        "WHERE document_id IN (SELECT unnest(?::UUID[]))",
-        [ids],
+        "WHERE document_id IN (SELECT unnest(?::JSON::UUID[]))",
+        [json_list(ids)],
     )
     return {doc: file_name(uri) for doc, uri in rows}
 

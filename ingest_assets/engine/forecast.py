@@ -34,6 +34,7 @@ from ingest_assets.engine.tasks import ParseTask, parse_source
 from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan
 from ingest_assets.store import DocumentWrite, IngestStore, SourceRow
+from ingest_assets.store.lists import json_list
 
 __all__ = ["ROLES", "Forecast", "PlanForecast", "forecast", "rates_text"]
 
@@ -147,9 +148,9 @@ def _documents_after(
     }
     rows = store.query(
         "SELECT d.document_id::VARCHAR, d.version_id::VARCHAR, d.kind, d.text_length FROM documents d "
-        "JOIN (SELECT unnest(?::UUID[]) AS document_id, unnest(?::UUID[]) AS version_id) w "
+        "JOIN (SELECT unnest(?::JSON::UUID[]) AS document_id, unnest(?::JSON::UUID[]) AS version_id) w "
         "USING (document_id, version_id)",
-        [[d for d, _ in kept], [v for _, v in kept]],
+        [json_list(d for d, _ in kept), json_list(v for _, v in kept)],
     )
     docs = [
         _Doc(UUID(d), UUID(v), kind, kept[(d, v)].uri, kept[(d, v)].content_hash, length, kept[(d, v)].shard)

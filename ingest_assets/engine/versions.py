@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Iterable
 
 from ingest_assets.store import IngestStore
+from ingest_assets.store.lists import json_list
 
 __all__ = ["ROLE_OF_STEP", "partition_versions"]
 
@@ -38,14 +39,15 @@ def partition_versions(
     if step == "sources":
         rows = store.query(
             "SELECT shard, sha256(string_agg(uri || ':' || content_hash || ':' || deleted::VARCHAR, ',' "
-            "ORDER BY uri)) FROM sources WHERE list_contains(?, shard) GROUP BY shard",
-            [wanted],
+            "ORDER BY uri)) FROM sources WHERE list_contains(?::JSON::VARCHAR[], shard) GROUP BY shard",
+            [json_list(wanted)],
         )
     elif step == "documents":
         rows = store.query(
             "SELECT shard, sha256(string_agg(document_id::VARCHAR || ':' || version_id::VARCHAR, ',' "
-            "ORDER BY document_id)) FROM current_documents WHERE list_contains(?, shard) GROUP BY shard",
-            [wanted],
+            "ORDER BY document_id)) FROM current_documents WHERE list_contains(?::JSON::VARCHAR[], shard) "
+            "GROUP BY shard",
+            [json_list(wanted)],
         )
     elif step == "embeddings":
         # The child sets embedded under the plan's recorded stage: a model change moves it.
@@ -55,16 +57,18 @@ def partition_versions(
             "JOIN current_documents d ON d.document_id = m.document_id AND d.version_id = m.version_id "
             "JOIN plan_embeddings p ON p.plan_key = m.plan_key "
             "JOIN embedded_sets e ON e.set_key = m.set_key AND e.embedding = p.embedding "
-            "WHERE m.plan_key = ? AND m.role = 'child' AND list_contains(?, d.shard) GROUP BY d.shard",
-            [plan_key, wanted],
+            "WHERE m.plan_key = ? AND m.role = 'child' AND list_contains(?::JSON::VARCHAR[], d.shard) "
+            "GROUP BY d.shard",
+            [plan_key, json_list(wanted)],
         )
     else:
         rows = store.query(
             "SELECT d.shard, sha256(string_agg(m.document_id::VARCHAR || ':' || m.set_key, ',' "
             "ORDER BY m.document_id)) FROM current_members m "
             "JOIN current_documents d ON d.document_id = m.document_id AND d.version_id = m.version_id "
-            "WHERE m.plan_key = ? AND m.role = ? AND list_contains(?, d.shard) GROUP BY d.shard",
-            [plan_key, ROLE_OF_STEP[step], wanted],
+            "WHERE m.plan_key = ? AND m.role = ? AND list_contains(?::JSON::VARCHAR[], d.shard) "
+            "GROUP BY d.shard",
+            [plan_key, ROLE_OF_STEP[step], json_list(wanted)],
         )
     found = _digests(rows)
     return {shard: found.get(shard, _EMPTY) for shard in wanted}

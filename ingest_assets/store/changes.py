@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from ingest_assets.store.lists import json_list
 from ingest_assets.store.writes import insert
 
 __all__ = [
@@ -108,11 +109,11 @@ def view_sets(con: duckdb.DuckDBPyConnection, scope: ViewScope) -> ViewSets:
     rows: list[tuple[Any, ...]] = []
     if scope.document_ids:
         rows += con.execute(
-            select + "document_id IN (SELECT unnest(?::UUID[]))", [list(scope.document_ids)]
+            select + "document_id IN (SELECT unnest(?::JSON::UUID[]))", [json_list(scope.document_ids)]
         ).fetchall()
     if scope.plan_keys:
         rows += con.execute(
-            select + "plan_key IN (SELECT unnest(?::VARCHAR[]))", [list(scope.plan_keys)]
+            select + "plan_key IN (SELECT unnest(?::JSON::VARCHAR[]))", [json_list(scope.plan_keys)]
         ).fetchall()
     return {(plan, document, role): set_key for plan, document, role, set_key in rows}
 
@@ -123,8 +124,8 @@ def _chunk_ids(con: duckdb.DuckDBPyConnection, set_keys: set[str]) -> dict[str, 
     if not set_keys:
         return found
     for set_key, chunk_id, level in con.execute(
-        "SELECT set_key, id::VARCHAR, level FROM chunks WHERE set_key IN (SELECT unnest(?::VARCHAR[]))",
-        [sorted(set_keys)],
+        "SELECT set_key, id::VARCHAR, level FROM chunks WHERE set_key IN (SELECT unnest(?::JSON::VARCHAR[]))",
+        [json_list(sorted(set_keys))],
     ).fetchall():
         found.setdefault(set_key, (set(), int(level)))[0].add(chunk_id)
     return found
@@ -184,8 +185,8 @@ def changes_since(
         query += ' AND "at" > ?'
         params.append(since)
     if run_ids is not None:
-        query += " AND list_contains(?, run_id)"
-        params.append(list(run_ids))
+        query += " AND list_contains(?::JSON::VARCHAR[], run_id)"
+        params.append(json_list(run_ids))
     if plan_key is not None:
         query += " AND plan_key = ?"
         params.append(plan_key)

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from ingest_assets.store.connection import retried
+from ingest_assets.store.lists import json_list
 from ingest_assets.store.store import IngestStore
 
 __all__ = [
@@ -46,8 +47,8 @@ def pending_sets(store: IngestStore, level: int | None = None) -> list[str]:
     roles = ["parent", "child"] if level is None else [_ROLE[level]]
     rows = store.query(
         "SELECT DISTINCT m.set_key FROM current_members m "
-        f"WHERE list_contains(?, m.role) {_PENDING} ORDER BY 1",
-        [roles],
+        f"WHERE list_contains(?::JSON::VARCHAR[], m.role) {_PENDING} ORDER BY 1",
+        [json_list(roles)],
     )
     return [r[0] for r in rows]
 
@@ -62,8 +63,9 @@ def mark_verified(store: IngestStore, set_keys: list[str]) -> None:
     with store.transaction() as con:
         con.execute(
             "INSERT INTO verified_sets SELECT k, now()::TIMESTAMP "
-            "FROM (SELECT unnest(?::VARCHAR[]) AS k) WHERE k NOT IN (SELECT set_key FROM verified_sets)",
-            [set_keys],
+            "FROM (SELECT unnest(?::JSON::VARCHAR[]) AS k) "
+            "WHERE k NOT IN (SELECT set_key FROM verified_sets)",
+            [json_list(set_keys)],
         )
 
 
@@ -266,9 +268,10 @@ def vector_coverage(
 def failures(store: IngestStore, stages: tuple[str, ...] = ("parse",)) -> list[str]:
     """Each recorded failure of current content at ``stages``: the file and the message."""
     rows = store.query(
-        "SELECT source_uri, stage, plan_key, error FROM ingest_failures WHERE list_contains(?, stage) "
+        "SELECT source_uri, stage, plan_key, error FROM ingest_failures "
+        "WHERE list_contains(?::JSON::VARCHAR[], stage) "
         "ORDER BY source_uri, stage LIMIT ?",
-        [list(stages), LIMIT],
+        [json_list(stages), LIMIT],
     )
     return [f"{uri} ({stage}{' ' + plan if plan else ''}): {error}" for uri, stage, plan, error in rows]
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import duckdb
 
+from ingest_assets.store.lists import json_list
+
 __all__ = ["CHUNK_COLUMNS", "GRAPH_COLUMNS", "chunk_dicts", "rows_by_set"]
 
 # What a Chunk-shaped dict needs of each row, JSON still text.
@@ -37,9 +39,9 @@ def rows_by_set(
     cursor = con.execute(
         # A semi-join, not list_contains: DuckDB then fetches the other columns of the
         # matching rows only.
-        "SELECT set_key, " + columns + " FROM chunks WHERE set_key IN (SELECT unnest(?::VARCHAR[])) "
+        "SELECT set_key, " + columns + " FROM chunks WHERE set_key IN (SELECT unnest(?::JSON::VARCHAR[])) "
         'ORDER BY set_key, "index"',
-        [keys],
+        [json_list(keys)],
     )
     names = [d[0] for d in cursor.description][1:]
     grouped: dict[str, list[tuple[Any, ...]]] = {key: [] for key in keys}

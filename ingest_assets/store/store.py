@@ -31,6 +31,7 @@ from ingest_assets.store import lake
 from ingest_assets.store.changes import ViewScope, local_run_id, record_view_change, tracked, view_sets
 from ingest_assets.store.connection import Connections, retried
 from ingest_assets.store.errors import StoreError
+from ingest_assets.store.lists import json_list
 from ingest_assets.store.recent import Recent
 from ingest_assets.store.rows import (
     BODY_PARTS,
@@ -174,9 +175,15 @@ class IngestStore:
             now = utc_now()
             with tracked(con, self.run_id, ViewScope.plans([*added, *retire]), now):
                 if retire:
-                    con.execute("UPDATE plans SET live = FALSE WHERE list_contains(?, plan_key)", [retire])
+                    con.execute(
+                        "UPDATE plans SET live = FALSE WHERE list_contains(?::JSON::VARCHAR[], plan_key)",
+                        [json_list(retire)],
+                    )
                 if added:
-                    con.execute("DELETE FROM plans WHERE list_contains(?, plan_key)", [added])
+                    con.execute(
+                        "DELETE FROM plans WHERE list_contains(?::JSON::VARCHAR[], plan_key)",
+                        [json_list(added)],
+                    )
                 for key in added:
                     name, fp, settings = wanted[key]
                     con.execute(
@@ -205,8 +212,8 @@ class IngestStore:
         )
         params: list[Any] = []
         if shards is not None:
-            query += " WHERE list_contains(?, shard)"
-            params.append(sorted(shards))
+            query += " WHERE list_contains(?::JSON::VARCHAR[], shard)"
+            params.append(json_list(sorted(shards)))
         return {row[0]: SourceRow(*row) for row in self.query(query, params)}
 
     @retried
@@ -239,14 +246,15 @@ class IngestStore:
                 r[0]
                 for r in con.execute(
                     "SELECT document_id::VARCHAR || '/' || version_id::VARCHAR FROM documents "
-                    "WHERE list_contains(?, document_id::VARCHAR || '/' || version_id::VARCHAR)",
-                    [keys],
+                    "WHERE list_contains(?::JSON::VARCHAR[], "
+                    "document_id::VARCHAR || '/' || version_id::VARCHAR)",
+                    [json_list(keys)],
                 ).fetchall()
             }
             fresh = [d for d, key in zip(documents, keys, strict=True) if key not in known]
             failed = con.execute(
-                "SELECT document_id FROM sources WHERE list_contains(?, uri)",
-                [[f.source_uri for f in failures]],
+                "SELECT document_id FROM sources WHERE list_contains(?::JSON::VARCHAR[], uri)",
+                [json_list(f.source_uri for f in failures)],
             ).fetchall()
             moved = ViewScope.documents([d.document_id for d in documents] + [r[0] for r in failed])
             before = view_sets(con, moved)
@@ -257,14 +265,16 @@ class IngestStore:
                 # of its own (a shard's 170 documents took 4 s of the write lock one by one).
                 con.execute(
                     "UPDATE sources SET version_id = p.version_id, parse_key = p.parse_key, updated_at = $1 "
-                    "FROM (SELECT unnest($2::VARCHAR[]) AS uri, unnest($3::UUID[]) AS version_id, "
-                    "unnest($4::VARCHAR[]) AS parse_key) p WHERE sources.uri = p.uri",
-                    [now, [d.uri for d in documents], [str(d.version_id) for d in documents],
-                     [d.parse_key for d in documents]],
+                    "FROM (SELECT unnest($2::JSON::VARCHAR[]) AS uri, "
+                    "unnest($3::JSON::UUID[]) AS version_id, "
+                    "unnest($4::JSON::VARCHAR[]) AS parse_key) p WHERE sources.uri = p.uri",
+                    [now, json_list(d.uri for d in documents), json_list(d.version_id for d in documents),
+                     json_list(d.parse_key for d in documents)],
                 )  # fmt: skip
                 con.execute(
-                    "DELETE FROM failure_log WHERE stage = 'parse' AND list_contains(?, source_uri)",
-                    [sorted({d.uri for d in documents})],
+                    "DELETE FROM failure_log WHERE stage = 'parse' "
+                    "AND list_contains(?::JSON::VARCHAR[], source_uri)",
+                    [json_list(sorted({d.uri for d in documents}))],
                 )
             for f in failures:
                 if f.parse_key is not None:
@@ -287,7 +297,9 @@ class IngestStore:
         if shards is None:
             rows = self.query(query)
         else:
-            rows = self.query(query + " WHERE list_contains(?, shard)", [sorted(set(shards))])
+            rows = self.query(
+                query + " WHERE list_contains(?::JSON::VARCHAR[], shard)", [json_list(sorted(set(shards)))]
+            )
         # Sorted here: DuckDB's sort of a short result cost more than the read.
         return sorted((CurrentDocument(*row) for row in rows), key=lambda row: row.source_uri)
 
@@ -314,9 +326,10 @@ class IngestStore:
             rows = self.query(
                 "SELECT p.document_id::VARCHAR || '/' || p.version_id::VARCHAR AS key, p.bytes "
                 "FROM document_body_parts p "
-                "JOIN (SELECT unnest(?::UUID[]) AS document_id, unnest(?::UUID[]) AS version_id) w "
+                "JOIN (SELECT unnest(?::JSON::UUID[]) AS document_id, "
+                "unnest(?::JSON::UUID[]) AS version_id) w "
                 "USING (document_id, version_id) ORDER BY key, p.part",
-                [[d for d, _ in missing], [v for _, v in missing]],
+                [json_list(d for d, _ in missing), json_list(v for _, v in missing)],
             )
             parts: dict[str, list[bytes]] = {}
             for key, part in rows:
@@ -376,8 +389,10 @@ class IngestStore:
         if not keys:
             return {}
         rows = self.query(
-            "SELECT s.set_key, " + SUMMARY_COLUMNS + " FROM chunk_sets s WHERE list_contains(?, s.set_key)",
-            [keys],
+            "SELECT s.set_key, "
+            + SUMMARY_COLUMNS
+            + " FROM chunk_sets s WHERE list_contains(?::JSON::VARCHAR[], s.set_key)",
+            [json_list(keys)],
         )
         return {key: SetSummary.stored(*rest) for key, *rest in rows}
 

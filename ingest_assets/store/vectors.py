@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ingest_assets.store.connection import retried
+from ingest_assets.store.lists import json_list
 from ingest_assets.store.rows import utc_now
 from ingest_assets.store.store import IngestStore
 
@@ -131,15 +132,16 @@ def _keys_present(store: IngestStore, sql: str, keys: Iterable[str], value: str)
     wanted = sorted(set(keys))
     if not wanted:
         return set()
-    return {r[0] for r in store.query(sql, [value, wanted])}
+    return {r[0] for r in store.query(sql, [value, json_list(wanted)])}
 
 
 _EMBEDDED_SETS = (
     "SELECT DISTINCT set_key FROM embedded_sets WHERE embedding = ? "
-    "AND set_key IN (SELECT unnest(?::VARCHAR[]))"
+    "AND set_key IN (SELECT unnest(?::JSON::VARCHAR[]))"
 )
 _STORED_VECTORS = (
-    "SELECT DISTINCT text_hash FROM vectors WHERE model = ? AND text_hash IN (SELECT unnest(?::VARCHAR[]))"
+    "SELECT DISTINCT text_hash FROM vectors WHERE model = ? "
+    "AND text_hash IN (SELECT unnest(?::JSON::VARCHAR[]))"
 )
 
 
@@ -157,8 +159,8 @@ def chunk_text_hashes(store: IngestStore, set_keys: Iterable[str], text_mode: st
     rows = store.query(
         "SELECT t.set_key, t.chunk_id::VARCHAR, t.text_hash FROM chunk_texts t "
         "JOIN chunks c ON c.set_key = t.set_key AND c.id = t.chunk_id WHERE t.text_mode = ? "
-        'AND t.set_key IN (SELECT unnest(?::VARCHAR[])) ORDER BY t.set_key, c."index"',
-        [text_mode, keys],
+        'AND t.set_key IN (SELECT unnest(?::JSON::VARCHAR[])) ORDER BY t.set_key, c."index"',
+        [text_mode, json_list(keys)],
     )
     found: dict[str, SetTexts] = {}
     for set_key, chunk_id, digest in rows:
@@ -229,8 +231,8 @@ def write_embeddings(
             )
         if done:
             con.execute(
-                "INSERT INTO embedded_sets SELECT k, ?, ? FROM (SELECT unnest(?::VARCHAR[]) AS k) "
+                "INSERT INTO embedded_sets SELECT k, ?, ? FROM (SELECT unnest(?::JSON::VARCHAR[]) AS k) "
                 "WHERE k NOT IN (SELECT set_key FROM embedded_sets WHERE embedding = ?)",
-                [embedding, utc_now(), sorted(set(done)), embedding],
+                [embedding, utc_now(), json_list(sorted(set(done))), embedding],
             )
     return inserted

@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from ingest_assets.store.lists import json_list
 from ingest_assets.store.rows import (
     MEMBERS,
     SOURCES,
@@ -194,7 +195,7 @@ def stored_keys(con: duckdb.DuckDBPyConnection, table: str, keys: Sequence[str])
     if not keys:
         return set()
     rows = con.execute(
-        f"SELECT set_key FROM {table} WHERE list_contains(?, set_key)", [list(keys)]
+        f"SELECT set_key FROM {table} WHERE list_contains(?::JSON::VARCHAR[], set_key)", [json_list(keys)]
     ).fetchall()
     return {r[0] for r in rows}
 
@@ -231,5 +232,5 @@ def replace(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str,
         return
     keys = ["/".join(str(row[c]) for c in key_columns) for row in rows]
     column = _key_sql(key_columns)  # the key columns joined by "/", as ``keys`` are
-    con.execute(f"DELETE FROM {table} WHERE list_contains(?, {column})", [keys])
+    con.execute(f"DELETE FROM {table} WHERE list_contains(?::JSON::VARCHAR[], {column})", [json_list(keys)])
     insert(con, table, rows, schema)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from datetime import datetime
@@ -27,6 +28,7 @@ from ingest_assets.store import (
     host,
     summarize,
 )
+from ingest_assets.store.lists import json_list
 from tests.ingest.conftest import Pipeline
 
 
@@ -394,3 +396,49 @@ def test_a_replaced_row_is_updated_in_place_or_inserted_and_never_doubled(tmp_pa
     store.write_sources([source])
     store.write_sources([SourceRow(**{**source.__dict__, "content_hash": "h2", "deleted": True})])
     assert store.query("SELECT uri, content_hash, deleted FROM sources") == [("file:///a", "h2", True)]
+
+
+KEYS = [
+    "plain",
+    'a "quoted" key',
+    "back\\slash",
+    "new\nline",
+    "tab\tand\x1f unit separator",
+    "été 東京 🍐",
+    "",
+]
+
+
+def test_key_lists_bound_as_json_text_read_back_as_given() -> None:
+    con = duckdb.connect()
+    assert [
+        r[0] for r in con.execute("SELECT unnest(?::JSON::VARCHAR[])", [json_list(KEYS)]).fetchall()
+    ] == KEYS
+    ids = [uuid4() for _ in range(3)]
+    assert [r[0] for r in con.execute("SELECT unnest(?::JSON::UUID[])", [json_list(ids)]).fetchall()] == ids
+    assert con.execute(
+        "SELECT list_contains(?::JSON::VARCHAR[], ?)", [json_list(KEYS), KEYS[3]]
+    ).fetchone() == (True,)
+    assert con.execute(
+        "SELECT count(*) FROM (SELECT unnest(?::JSON::VARCHAR[]))", [json_list([])]
+    ).fetchone() == (0,)
+
+
+# A list bound as a parameter: "?::VARCHAR[]", "$2::UUID[]", "list_contains(?, ...)".
+_LIST_PARAMETER = re.compile(r"[?$]\d*::\w+\[\]|list_contains\(\s*[?$]\d*\s*,")
+
+
+def test_the_store_binds_no_python_list_as_a_parameter() -> None:
+    """DuckDB binds a list parameter element by element, looking for pandas for each one (70x
+    slower than one JSON text, see ``ingest_assets/store/lists.py``): every list of keys goes in
+    as ``json_list(...)`` with a ``::JSON::<type>[]`` cast."""
+    root = Path(__file__).resolve().parents[2] / "ingest_assets"
+    sources = sorted(root.rglob("*.py"))
+    assert len(sources) > 40
+    found = [
+        f"{path.relative_to(root)}:{number}: {line.strip()}"
+        for path in sources
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if _LIST_PARAMETER.search(line)
+    ]
+    assert found == []
