@@ -8,6 +8,7 @@ module             job
 ``writes``         batched inserts, replaced pointer rows, document body parts
 ``summaries``      token-size stats and previews of chunk sets (no I/O)
 ``connection``     opening a file: lock retry, schema check, sessions, transactions
+``lists``          many keys as one JSON statement parameter (never a Python list)
 ``schema``         creating and migrating the schema (``schema.sql``)
 ``host``           one in-memory DuckDB per process that store files are attached to
 ``recent``         content-addressed memory of bodies and sets just written or read
