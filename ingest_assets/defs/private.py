@@ -5,7 +5,7 @@ Dagster 1.13 offers no public call for these; when it does, replace them here.
 
 from __future__ import annotations
 
-import time
+import fcntl
 from pathlib import Path
 
 from dagster import DagsterInstance, DagsterRun
@@ -18,19 +18,17 @@ def instance_at(home: Path) -> DagsterInstance:
     whole process (``DagsterInstance.get()`` reads only that variable): ``ingest run --db`` may
     point at another home than the shell's.
 
-    Two processes opening a new home at once race to create its SQLite tables (one fails with
-    "table ... already exists"); the loser opens it again once the winner is done.
+    Two processes opening a new home at once race to create its SQLite tables and to stamp their
+    schema version (the loser fails with "table ... already exists" or with a UNIQUE constraint
+    on ``alembic_version``): opening holds an exclusive lock on ``home/.instance.lock``, so the
+    second process opens what the first one made.
     """
     from dagster._core.instance.ref import InstanceRef
 
-    for attempt in range(5):
-        try:
-            return DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
-        except Exception as error:  # sqlalchemy's OperationalError, wrapped or not
-            if "already exists" not in str(error) or attempt == 4:
-                raise
-            time.sleep(0.2 * (attempt + 1))
-    raise AssertionError("unreachable")
+    home.mkdir(parents=True, exist_ok=True)
+    with (home / ".instance.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        return DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
 
 
 def free_pool_slots(instance: DagsterInstance, run: DagsterRun) -> None:

@@ -112,3 +112,40 @@ def test_two_runs_with_different_plans_files_on_one_home_both_succeed(tmp_path: 
     assert len(keys) == 2
     served = IngestStore(tmp_path / "i.duckdb").query("SELECT DISTINCT plan_key FROM current_chunks")
     assert len(served) == 1 and served[0][0] in keys
+
+
+_OPEN_INSTANCE = """
+import os, sys, time
+from pathlib import Path
+from ingest_assets.defs.private import instance_at
+folder = Path(sys.argv[2])
+(folder / f"ready-{os.getpid()}").touch()
+while not (folder / "go").exists():
+    time.sleep(0.001)
+instance_at(Path(sys.argv[1])).get_runs()
+"""
+
+
+def test_processes_opening_a_new_dagster_home_at_once_all_succeed(tmp_path: Path) -> None:
+    """Six processes released together open one new home: each gets the instance (they race to
+    create its SQLite tables and stamp its schema version unless opening is serialized)."""
+    home, folder = tmp_path / "home", tmp_path / "start"
+    home.mkdir()
+    folder.mkdir()
+    shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPEN_INSTANCE, str(home), str(folder)],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    deadline = time.monotonic() + 120
+    while len(list(folder.glob("ready-*"))) < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)  # every process has imported Dagster: release them together
+    (folder / "go").touch()
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, [e[-600:] for e in errors if e]
