@@ -30,7 +30,7 @@ import argparse
 import gc
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -88,12 +88,21 @@ def _spans(docs: list[Document]) -> list[list[tuple[int, int, int]]]:
     return out
 
 
-def _output_only(docs: list[Document], spans: list[list[tuple[int, int, int]]]) -> list[list[Chunk]]:
+Spans = list[list[tuple[int, int, int]]]
+
+
+def _documents(
+    docs: list[Document], spans: Spans
+) -> Iterator[tuple[Document, str, Any, list[tuple[int, int, int]]]]:
+    """Each document with its text, its chunk-id maker and its spans (what both remakes share)."""
+    for doc, doc_spans in zip(docs, spans, strict=True):
+        yield doc, doc.text, Chunk.ids_for(doc.id, doc.version_id, "0" * 16), doc_spans
+
+
+def _output_only(docs: list[Document], spans: Spans) -> list[list[Chunk]]:
     now = datetime.now(UTC)
     out = []
-    for doc, doc_spans in zip(docs, spans, strict=True):
-        text = doc.text
-        make_id = Chunk.ids_for(doc.id, doc.version_id, "0" * 16)
+    for doc, text, make_id, doc_spans in _documents(docs, spans):
         chunks = []
         for index, (start, end, tokens) in enumerate(doc_spans):
             provenance = TextProvenance.at(start, end)
@@ -118,11 +127,9 @@ def _output_only(docs: list[Document], spans: list[list[tuple[int, int, int]]]) 
     return out
 
 
-def _records_only(docs: list[Document], spans: list[list[tuple[int, int, int]]]) -> list[list[_Record]]:
+def _records_only(docs: list[Document], spans: Spans) -> list[list[_Record]]:
     out = []
-    for doc, doc_spans in zip(docs, spans, strict=True):
-        text = doc.text
-        make_id = Chunk.ids_for(doc.id, doc.version_id, "0" * 16)
+    for _, text, make_id, doc_spans in _documents(docs, spans):
         records = [
             _Record(
                 make_id(TextProvenance.at(start, end), index, 0),
