@@ -57,14 +57,16 @@ def resolve_plan(store: IngestStore, name: str, option: str = "--plan") -> str:
     Raises:
         CommandError: No stored plan has that key or live name; the message lists the plans.
     """
-    rows = store.query("SELECT plan_key, name, live FROM plans ORDER BY plan_key")
+    rows = store.query("SELECT plan_key, name, state FROM plan_status ORDER BY plan_key")
     keys = {key for key, _, _ in rows}
     if name in keys:
         return name
-    live = [key for key, plan_name, is_live in rows if plan_name == name and is_live]
+    live = [key for key, plan_name, state in rows if plan_name == name and state == "live"]
     if len(live) == 1:
         return live[0]
-    known = ", ".join(f"{key}{'' if is_live else ' (retired)'}" for key, _, is_live in rows) or "none yet"
+    known = (
+        ", ".join(f"{key}{'' if state == 'live' else f' ({state})'}" for key, _, state in rows) or "none yet"
+    )
     raise CommandError(
         f"{option} {name}: no plan with that name or key in {store.path} (plans: {known}); "
         "pass a plan name of plans.yaml, or run `ingest run` first"
@@ -178,7 +180,7 @@ def print_forecast(result: Any, plans_file: str, database: str) -> None:
             print(f"  ({plan.unrouted} documents of kinds this plan does not route)")
         print(f"  estimate: {_seconds(plan.seconds)}")
     for key in result.retired:
-        print(f"plan {key} (retired by this file: leaves the views, stays stored)")
+        print(f"plan {key} (not in this file: retires, or serves until its plan's new key is built)")
     from ingest_assets.engine.forecast import rates_text
 
     basis = rates_text(result.rates)

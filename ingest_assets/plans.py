@@ -117,6 +117,16 @@ class Plan:
         """The partition key: ``<name>-<16 hex fingerprint>``."""
         return f"{self.name}-{self.fingerprint}"
 
+    @property
+    def kinds(self) -> tuple[str, ...] | None:
+        """The document kinds the plan routes, sorted (None: every kind, through ``"*"``)."""
+        return None if FALLBACK_ROUTE in self.routes else tuple(sorted(self.routes))
+
+    @property
+    def embedding_key(self) -> str | None:
+        """The key of the plan's embedding stage (None: the plan embeds nothing)."""
+        return None if self.embedding is None else self.embedding.key
+
     def route_for(self, kind: str) -> Route | None:
         """Return the route for a document kind, the ``"*"`` route, or None (kind not routed)."""
         return self.routes.get(kind) or self.routes.get(FALLBACK_ROUTE)

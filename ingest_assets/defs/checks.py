@@ -7,7 +7,8 @@
   has parents, children and graph records there (for the partitions of the run), unless its
   content failed a step (that is the failures check's to show).
 * ``embeddings`` ``coverage``: every current child of a plan that embeds has a vector under the
-  plan's model and text mode (for the partitions of the run).
+  plan's model and text mode, and every current document is served at its current version
+  (promoted) in the plan (for the partitions of the run, building keys included).
 * ``documents`` ``parse_failures`` and ``parent_chunks`` ``chunk_failures`` (warnings): each
   failed file with its message, as ``ingest_failures`` holds it.
 """
@@ -92,27 +93,30 @@ def _run_plan_shards(context: AssetCheckExecutionContext) -> dict[str, list[str]
 @asset_check(
     asset=graph_nodes,
     name="coverage",
-    description="Every current document has parents, children and graph records in every live plan.",
+    description="Every current document has parents, children and graph records in the plan.",
 )
 def coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
     scope = _run_plan_shards(context)
     violations = invariants.coverage(store.store(), scope)
-    return _result({"uncovered": violations}, AssetCheckSeverity.ERROR, scope=str(scope or "every live plan"))
+    return _result(
+        {"uncovered": violations}, AssetCheckSeverity.ERROR, scope=str(scope or "every building or live plan")
+    )
 
 
 @asset_check(
     asset=embeddings,
     name="coverage",
-    description="Every current child of a plan that embeds has a vector under the plan's model.",
+    description="Every current child has a vector under the plan's model; every document is served.",
 )
 def vector_coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
     scope = _run_plan_shards(context)
     wanted = {plan.key: plan.embedding.key for plan in store.plans() if plan.embedding is not None}
-    violations = invariants.vector_coverage(store.store(), wanted, scope)
+    db = store.store()
+    violations = invariants.vector_coverage(db, wanted, scope)
     return _result(
-        {"without_vectors": violations},
+        {"without_vectors": violations, "not_served": invariants.unserved(db, scope)},
         AssetCheckSeverity.ERROR,
-        scope=str(scope or "every live plan"),
+        scope=str(scope or "every building or live plan"),
         plans_embedding=len(wanted),
     )
 

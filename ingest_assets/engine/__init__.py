@@ -51,6 +51,7 @@ from ingest_assets.plans import Plan
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from ingest_assets.store.changes import local_run_id
+from ingest_assets.store.serving import PlanRegistration
 
 __all__ = [
     "CHUNK_STEPS",
@@ -142,7 +143,10 @@ class IngestEngine:
         one store connection, opened at its start and closed at its end (between steps another
         process can write). Returns the step's result per shard.
 
-        The parent step first makes the plans file's plans the live ones in the store.
+        The parent step first records the plans file's plans in the store. The graph and
+        embeddings steps end by promoting what each document now has all of, and by switching
+        a building plan key live once it covers every document (see
+        :mod:`ingest_assets.store.serving`).
 
         Raises:
             KeyError: ``step`` is not a step, or ``plan_key`` is not in the plans file (the
@@ -162,9 +166,13 @@ class IngestEngine:
             if step == "child_chunks":
                 return ShardResults(ChunkResult, chunk.chunk_children(self.store, plan, items, unrouted))
             if step == "graph_nodes":
-                return ShardResults(GraphResult, graph.build_graph(self.store, plan.key, items, unrouted))
+                results = ShardResults(GraphResult, graph.build_graph(self.store, plan, items, unrouted))
+                self.store.publish(plan.key, plan.kinds, plan.embedding_key)
+                return results
             if step == "embeddings":
-                return ShardResults(EmbedResult, embed.embed_children(self.store, plan, items, unrouted))
+                results = ShardResults(EmbedResult, embed.embed_children(self.store, plan, items, unrouted))
+                self.store.publish(plan.key, plan.kinds, plan.embedding_key)
+                return results
         raise KeyError(f"unknown step {step!r}; steps: {', '.join(STEPS)}")
 
     def run_pending(self) -> RunReport:
@@ -197,9 +205,11 @@ class IngestEngine:
     # ------------------------------------------------------------------ the steps
 
     def register_plans(self) -> list[str]:
-        """Make the engine's plans the live ones in the store; returns newly live keys."""
+        """Record the engine's plans in the store (a new key builds beside its plan's live key;
+        see :meth:`IngestStore.sync_plans`); returns the keys newly registered or brought back."""
+        plans = self.plans.values()
         return self.store.sync_plans(
-            (p.key, p.name, p.fingerprint, p.settings()) for p in self.plans.values()
+            [PlanRegistration(p.key, p.name, p.fingerprint, p.settings(), p.kinds) for p in plans]
         )
 
     def scan(self, shards: Iterable[str] = SHARDS) -> ShardResults[ScanResult]:

@@ -156,6 +156,8 @@ def embed_children(
         write_embeddings(
             store, [VectorBatch(model, new, stacked)], fresh, mode, [key for _, key in batch], embedding.key
         )
+        # The batch's documents are served now if the plan has the rest of them.
+        store.publish(plan.key, plan.kinds, embedding.key, [item.document_id for item, _ in batch])
         result = results[batch[0][0].document.shard]  # a batch is of one shard
         result.sets_embedded += len(batch)
         result.texts_embedded += len(new)

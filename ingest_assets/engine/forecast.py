@@ -187,12 +187,12 @@ def forecast(store: IngestStore, inbox: str | Path, plans: Sequence[Plan], limit
         for row in diff.writes:
             sources[row.uri] = row
         docs = _documents_after(store, sources, limits, result)
-        registrations = store.plan_registrations()
+        states = {key: s.state for key, s in store.plan_states().items()}
         stored = {"chunks": _stored(store, "chunk_sets"), "graph": _stored(store, "graph_sets")}
         for plan in plans:
-            result.plans.append(_plan_forecast(store, plan, docs, stored, registrations, result.rates))
-    live = {key for key, (is_live, _) in registrations.items() if is_live}
-    result.retired = sorted(live - {p.key for p in plans})
+            result.plans.append(_plan_forecast(store, plan, docs, stored, states, result.rates))
+    serving = {key for key, state in states.items() if state != "retired"}
+    result.retired = sorted(serving - {p.key for p in plans})
     return result
 
 
@@ -205,12 +205,12 @@ def _plan_forecast(
     plan: Plan,
     docs: list[_Doc],
     stored: dict[str, set[str]],
-    registrations: dict[str, Any],
+    states: dict[str, str],
     rates: dict[str, float],
 ) -> PlanForecast:
     """One plan's sets, decided as the steps decide them; sets it creates count as stored for
     the plans after it (``stored`` is updated)."""
-    out = PlanForecast(plan.key, plan.name, registrations.get(plan.key, (False, None))[0])
+    out = PlanForecast(plan.key, plan.name, states.get(plan.key) == "live")
     # The chunk steps skip a content that failed under the plan before; the graph step does not.
     failed = {role: store.failed_keys(role, plan.key) for role in ("parent", "child")}
     failed["graph"] = set()

@@ -14,16 +14,19 @@ from ingest_assets.engine.keys import expected_keys, graph_set_key
 from ingest_assets.engine.results import FailedFile, GraphResult
 from ingest_assets.engine.tasks import GraphTask, graph_records
 from ingest_assets.engine.workers import run_batches
+from ingest_assets.plans import Plan
 from ingest_assets.store import GraphSetWrite, IngestStore, MemberWrite
 
 __all__ = ["build_graph"]
 
 
 def build_graph(
-    store: IngestStore, plan_key: str, items: list[WorkItem], unrouted: dict[str, int]
+    store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int]
 ) -> dict[str, GraphResult]:
-    """Point ``plan_key`` at graph records for each item whose current parents and children it
-    holds; the others are counted as ``waiting``."""
+    """Point ``plan`` at graph records for each item whose current parents and children it
+    holds; the others are counted as ``waiting``. Each batch's documents are promoted as it is
+    written (those the plan now has all of)."""
+    plan_key = plan.key
     results = {shard: GraphResult(unrouted=n) for shard, n in unrouted.items()}
     by_role = store.members_by_role(plan_key)
     parents, children, graphs = by_role["parent"], by_role["child"], by_role["graph"]
@@ -92,6 +95,7 @@ def build_graph(
                 result.failures.append(FailedFile(item.document.source_uri, failures[-1].error))
         store.write_graph_sets(sets, members)
         store.record_failures(failures)
+        store.publish(plan_key, plan.kinds, plan.embedding_key, [m.document_id for m in members])
     if todo:
         store.record_timing("graph", plan_key, len(todo), total // 3, time.perf_counter() - started)
     return results

@@ -1,11 +1,13 @@
 """What a run would have work in, said without writing anything (no Dagster here).
 
-Work means: a source new, changed or deleted, a source to parse, a plan not live in the store
-(or a live one no longer in the plans file), a plan whose recorded embedding stage is not its
-config's, or for a plan a document whose parent, child or graph member is missing or stale, or
-(for a plan that embeds) whose child set has no vectors under the plan's embedding (contents
-that failed before under the plan are not work: the steps skip them too). A shard with source
-work is also chunk work for every plan (its documents get new versions).
+Work means: a source new, changed or deleted, a source to parse, a plan key not registered in
+the store or retired there (or one serving or building that the plans file no longer has), a
+building key that covers every document but has not switched, a plan whose recorded embedding
+stage is not its config's, or for a plan a document whose parent, child or graph member is
+missing or stale, (for a plan that embeds) whose child set has no vectors under the plan's
+embedding, or whose complete sets are not yet what the plan serves (contents that failed
+before under the plan are not work: the steps skip them too). A shard with source work is also
+chunk work for every plan (its documents get new versions).
 """
 
 from __future__ import annotations
@@ -89,34 +91,51 @@ def pending_work(
             idle[source.shard].unchanged += 1
     documents = set(work)
     keys = {shard: _digest(items) for shard, items in work.items()}
-    registrations = store.plan_registrations()
-    live = {key for key, (is_live, _) in registrations.items() if is_live}
+    states = store.plan_states()
     current = store.current_documents(subset(shards, SHARDS))
     recorded = plan_embeddings(store)
     chunks: dict[str, set[str]] = {}
     for plan_key, plan in plans.items():
         missing: dict[str, list[Any]] = {}
-        if plan_key not in live:
-            # When it was last registered tells a plan coming back from one it never was.
-            since = str(registrations.get(plan_key, (False, "never"))[1])
-            missing = {shard: [("plan not live", plan_key, since)] for shard in shards}
         for shard in documents:
             missing.setdefault(shard, []).append(("documents", keys[shard]))
         reused = _plan_pending(store, plan, current, missing)
         _embedding_pending(store, plan, recorded.get(plan_key), reused, missing, min(shards))
+        state = states.get(plan_key)
+        if (
+            state is None
+            or state.state == "retired"
+            or (state.state == "building" and not missing and _covered(store, plan))
+        ):
+            # To register (when it was last, or never) or to switch: one partition does it.
+            since = "never" if state is None else f"{state.state} {state.state_at}"
+            first = min(missing, default=min(shards))
+            missing.setdefault(first, []).append(("plan state", plan_key, since))
         for shard in shards:
             idle[shard].reused[plan_key] = reused.get(shard, {"parent": 0, "child": 0, "graph": 0})
         if missing:
             chunks[plan_key] = set(missing)
             for shard, items in missing.items():
                 keys[f"{plan_key}|{shard}"] = _digest([plan_key, *items])
-    retired = sorted(live - set(plans))
+    names = {plan.name for plan in plans.values()}
+    retired = sorted(
+        key
+        for key, state in states.items()
+        if key not in plans
+        and (state.state == "building" or (state.state == "live" and state.name not in names))
+    )
     if retired and plans and not chunks:
         # Only a retirement: one chunk run registers the plans file's plans.
         plan_key, shard = next(iter(plans)), min(shards)
         chunks[plan_key] = {shard}
         keys[f"{plan_key}|{shard}"] = _digest(["retire", *retired])
     return Pending(sorted(documents), {key: sorted(value) for key, value in chunks.items()}, idle, keys)
+
+
+def _covered(store: IngestStore, plan: Plan) -> bool:
+    """Whether ``plan``'s key has every current document it routes ready."""
+    _, ready, total = store.plan_progress(plan.key, plan.kinds)
+    return ready == total
 
 
 def _digest(items: list[Any]) -> str:
@@ -138,15 +157,20 @@ def _embedding_pending(
     wanted = None if plan.embedding is None else plan_row(plan.embedding)
     if wanted != recorded:
         missing.setdefault(first_shard, []).append(("embedding stage", plan.key, repr(wanted)))
-    if plan.embedding is None:
-        return
-    children = {shard: count.pop("child_sets", []) for shard, count in counts.items()}
-    done = embedded_set_keys(store, [k for keys in children.values() for k in keys], plan.embedding.key)
-    for shard, keys in children.items():
-        counts[shard]["embedded"] = sum(key in done for key in keys)
-        for key in keys:
-            if key not in done:
-                missing.setdefault(shard, []).append(("embed", key, plan.embedding.key))
+    embedding = None if plan.embedding is None else plan.embedding.key
+    complete = [entry for count in counts.values() for entry in count.pop("child_sets", [])]
+    done = set() if embedding is None else embedded_set_keys(store, [e[0] for e in complete], embedding)
+    if embedding is not None:
+        for count in counts.values():
+            count["embedded"] = 0
+    for child, shard, served, expected in complete:
+        if embedding is not None:
+            counts[shard]["embedded"] += child in done
+            if child not in done:
+                missing.setdefault(shard, []).append(("embed", child, embedding))
+                continue
+        if served != (*expected, embedding):
+            missing.setdefault(shard, []).append(("promote", str(expected[0]), child))
 
 
 def _plan_pending(
@@ -154,6 +178,7 @@ def _plan_pending(
 ) -> dict[str, dict[str, int]]:
     """Add to ``missing`` what ``plan`` has to write, per shard; count reused sets."""
     by_role = store.members_by_role(plan.key)
+    promoted = store.promoted(plan.key)
     parents, children, graphs = by_role["parent"], by_role["child"], by_role["graph"]
     failed_parent = store.failed_keys("parent", plan.key)
     failed_child = store.failed_keys("child", plan.key)
@@ -175,9 +200,12 @@ def _plan_pending(
                 missing.setdefault(doc.shard, []).append(("child", child))
             continue
         count["child"] += 1
-        count.setdefault("child_sets", []).append(child)  # for _embedding_pending, which pops it
         if graphs.get(doc.document_id) != (graph, child):
             missing.setdefault(doc.shard, []).append(("graph", graph))
             continue
         count["graph"] += 1
+        # For _embedding_pending (which pops it): served once embedded, or served already.
+        served = promoted.get(doc.document_id)
+        expected = (doc.version_id, parent, child, graph)
+        count.setdefault("child_sets", []).append((child, doc.shard, served, expected))
     return counts

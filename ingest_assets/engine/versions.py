@@ -53,7 +53,7 @@ def partition_versions(
         # The child sets embedded under the plan's recorded stage: a model change moves it.
         rows = store.query(
             "SELECT d.shard, sha256(string_agg(m.document_id::VARCHAR || ':' || m.set_key || ':' || "
-            "p.embedding, ',' ORDER BY m.document_id)) FROM current_members m "
+            "p.embedding, ',' ORDER BY m.document_id)) FROM staged_members m "
             "JOIN current_documents d ON d.document_id = m.document_id AND d.version_id = m.version_id "
             "JOIN plan_embeddings p ON p.plan_key = m.plan_key "
             "JOIN embedded_sets e ON e.set_key = m.set_key AND e.embedding = p.embedding "
@@ -64,7 +64,7 @@ def partition_versions(
     else:
         rows = store.query(
             "SELECT d.shard, sha256(string_agg(m.document_id::VARCHAR || ':' || m.set_key, ',' "
-            "ORDER BY m.document_id)) FROM current_members m "
+            "ORDER BY m.document_id)) FROM staged_members m "
             "JOIN current_documents d ON d.document_id = m.document_id AND d.version_id = m.version_id "
             "WHERE m.plan_key = ? AND m.role = ? AND list_contains(?::JSON::VARCHAR[], d.shard) "
             "GROUP BY d.shard",

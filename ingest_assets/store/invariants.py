@@ -24,11 +24,22 @@ __all__ = [
     "parent_covers_children",
     "pending_sets",
     "unique_ids",
+    "unserved",
     "vector_coverage",
 ]
 
 LIMIT = 20
 _ROLE = {1: "parent", 0: "child"}
+# The chunks and edges the checks look at: what every building or live plan has built for the
+# current documents (what it serves, and what it is about to serve).
+_CHUNKS = (
+    "(SELECT m.plan_key, c.* FROM staged_members m JOIN chunks c ON c.set_key = m.set_key "
+    "WHERE m.role IN ('parent', 'child'))"
+)
+_EDGES = (
+    "(SELECT m.plan_key, e.* FROM staged_members m JOIN graph_edge_rows e ON e.set_key = m.set_key "
+    "WHERE m.role = 'graph')"
+)
 # Sets not yet verified: per-set checks with pending_only=True look at these alone.
 _PENDING = "AND m.set_key NOT IN (SELECT set_key FROM verified_sets)"
 
@@ -36,7 +47,7 @@ _PENDING = "AND m.set_key NOT IN (SELECT set_key FROM verified_sets)"
 def _chunks_sql(columns: str, level: int, pending_only: bool, extra: str = "") -> str:
     """Current chunks of one level (with their set), optionally only from unverified sets."""
     return (
-        f"SELECT {columns} FROM current_members m JOIN chunks c ON c.set_key = m.set_key "
+        f"SELECT {columns} FROM staged_members m JOIN chunks c ON c.set_key = m.set_key "
         f"WHERE m.role = '{_ROLE[level]}' {_PENDING if pending_only else ''} {extra}"
     )
 
@@ -46,7 +57,7 @@ def pending_sets(store: IngestStore, level: int | None = None) -> list[str]:
     were never verified."""
     roles = ["parent", "child"] if level is None else [_ROLE[level]]
     rows = store.query(
-        "SELECT DISTINCT m.set_key FROM current_members m "
+        "SELECT DISTINCT m.set_key FROM staged_members m "
         f"WHERE list_contains(?::JSON::VARCHAR[], m.role) {_PENDING} ORDER BY 1",
         [json_list(roles)],
     )
@@ -72,7 +83,7 @@ def mark_verified(store: IngestStore, set_keys: list[str]) -> None:
 def unique_ids(store: IngestStore, level: int) -> list[str]:
     """No chunk id appears twice in one plan's current view at ``level``."""
     rows = store.query(
-        "SELECT plan_key, id, count(*) FROM current_chunks WHERE level = ? "
+        "SELECT plan_key, id, count(*) FROM " + _CHUNKS + " WHERE level = ? "
         "GROUP BY ALL HAVING count(*) > 1 LIMIT ?",
         [level, LIMIT],
     )
@@ -118,7 +129,7 @@ def budgets(store: IngestStore, level: int, *, pending_only: bool = False) -> li
     window measures its turns alone (``turn_tokens``), and a chunk a turn-window's fallback made
     (``turn-window:<strategy>``) is held to the fallback's budget.
     """
-    plans = dict(store.query("SELECT plan_key, settings FROM plans WHERE live"))
+    plans = dict(store.query("SELECT plan_key, settings FROM plan_status WHERE state <> 'retired'"))
     chunkers: dict[tuple[str, str], dict[str, Any]] = {}
     for plan_key, settings in plans.items():
         for route in json.loads(settings).values():
@@ -161,8 +172,8 @@ def _budget(settings: dict[str, Any]) -> int:
 def no_orphans(store: IngestStore) -> list[str]:
     """Every current child's parent is a current parent of the same plan and document."""
     rows = store.query(
-        "SELECT c.plan_key, c.id, c.parent_id FROM current_chunks c "
-        "LEFT JOIN current_chunks p ON p.plan_key = c.plan_key AND p.id = c.parent_id AND p.level = 1 "
+        f"SELECT c.plan_key, c.id, c.parent_id FROM {_CHUNKS} c "
+        f"LEFT JOIN {_CHUNKS} p ON p.plan_key = c.plan_key AND p.id = c.parent_id AND p.level = 1 "
         "AND p.document_id = c.document_id WHERE c.level = 0 AND p.id IS NULL LIMIT ?",
         [LIMIT],
     )
@@ -180,7 +191,7 @@ def parent_covers_children(store: IngestStore, *, pending_only: bool = False) ->
             "AND json_extract_string(p.provenance, '$.kind') = 'text'",
         ).replace(
             "WHERE",
-            "JOIN current_chunks p ON p.plan_key = m.plan_key AND p.id = c.parent_id AND p.level = 1 WHERE",
+            f"JOIN {_CHUNKS} p ON p.plan_key = m.plan_key AND p.id = c.parent_id AND p.level = 1 WHERE",
             1,
         )
     )
@@ -200,9 +211,9 @@ def graph_edges_resolve(store: IngestStore) -> list[str]:
     # of each node's text (an OR join that DuckDB 1.5 runs as a nested loop: minutes on a
     # 200k-row table).
     rows = store.query(
-        "WITH nodes AS (SELECT m.plan_key, n.id FROM current_members m "
+        "WITH nodes AS (SELECT m.plan_key, n.id FROM staged_members m "
         "  JOIN graph_node_rows n ON n.set_key = m.set_key WHERE m.role = 'graph') "
-        "SELECT e.plan_key, e.type, e.source_id, e.target_id FROM graph_edges e "
+        f"SELECT e.plan_key, e.type, e.source_id, e.target_id FROM {_EDGES} e "
         "LEFT JOIN nodes s ON s.plan_key = e.plan_key AND s.id = e.source_id "
         "LEFT JOIN nodes t ON t.plan_key = e.plan_key AND t.id = e.target_id "
         "WHERE s.id IS NULL OR t.id IS NULL LIMIT ?",
@@ -212,19 +223,20 @@ def graph_edges_resolve(store: IngestStore) -> list[str]:
 
 
 def coverage(store: IngestStore, plan_shards: dict[str, list[str]] | None = None) -> list[str]:
-    """Every current document a live plan routes has a current parent, child and graph set in
-    that plan (of ``plan_shards``: plan key -> shards, else every live plan and shard), unless
-    its content failed a step under the plan (``ingest_failures`` lists it)."""
+    """Every current document a building or live plan routes has a parent, child and graph set
+    at its current version in that plan (of ``plan_shards``: plan key -> shards, else every
+    such plan and shard), unless its content failed a step under the plan (``ingest_failures``
+    lists it)."""
     rows = store.query(
-        "SELECT p.plan_key, d.shard, d.source_uri, r.role FROM plans p "
+        "SELECT p.plan_key, d.shard, d.source_uri, r.role FROM plan_status p "
         "CROSS JOIN current_documents d CROSS JOIN (SELECT unnest(['parent', 'child', 'graph']) AS role) r "
-        "WHERE p.live AND NOT EXISTS (SELECT 1 FROM current_members m WHERE m.plan_key = p.plan_key "
-        "  AND m.document_id = d.document_id AND m.role = r.role) "
+        "WHERE p.state <> 'retired' AND NOT EXISTS (SELECT 1 FROM staged_members m "
+        "  WHERE m.plan_key = p.plan_key AND m.document_id = d.document_id AND m.role = r.role) "
         "AND NOT EXISTS (SELECT 1 FROM failure_log f WHERE f.source_uri = d.source_uri "
         "  AND f.content_hash = d.content_hash AND f.plan_key = p.plan_key) "
         "ORDER BY 1, 2, 3, 4"
     )
-    plans = dict(store.query("SELECT plan_key, settings FROM plans WHERE live"))
+    plans = dict(store.query("SELECT plan_key, settings FROM plan_status WHERE state <> 'retired'"))
     kinds = dict(store.query("SELECT source_uri, kind FROM current_documents"))
     bad = []
     for plan, shard, uri, role in rows:
@@ -243,25 +255,57 @@ def vector_coverage(
     """Every current child chunk of a plan that embeds (``embeddings``: plan key -> embedding key
     of its config) has a vector under that embedding (of ``plan_shards``, else every shard)."""
     bad: list[str] = []
-    recorded = dict(store.query("SELECT plan_key, embedding FROM plan_embeddings"))
+    recorded = {
+        key: (embedding, model, mode)
+        for key, embedding, model, mode in store.query(
+            "SELECT plan_key, embedding, model, text_mode FROM plan_embeddings"
+        )
+    }
     for plan_key, embedding in sorted(embeddings.items()):
         if plan_shards is not None and plan_key not in plan_shards:
             continue
-        if recorded.get(plan_key) != embedding:
+        if recorded.get(plan_key, ("",))[0] != embedding:
             bad.append(f"{plan_key}: its embedding stage is not recorded (materialize embeddings)")
             continue
+        _, model, mode = recorded[plan_key]
+        # Each chunk's text hash and its vector, for the children the plan has built (building
+        # keys included: a key is checked before it serves).
         rows = store.query(
-            "SELECT d.shard, d.source_uri, count(*) FROM current_members m "
+            "SELECT d.shard, d.source_uri, count(*) FROM staged_members m "
             "JOIN current_documents d ON d.document_id = m.document_id "
             "JOIN chunks c ON c.set_key = m.set_key "
-            "WHERE m.plan_key = ? AND m.role = 'child' AND c.id NOT IN "
-            "  (SELECT id FROM chunk_vectors WHERE plan_key = ?) "
+            "LEFT JOIN chunk_texts t ON t.set_key = m.set_key AND t.text_mode = ? AND t.chunk_id = c.id "
+            "LEFT JOIN vectors v ON v.text_hash = t.text_hash AND v.model = ? "
+            "WHERE m.plan_key = ? AND m.role = 'child' AND v.text_hash IS NULL "
             "GROUP BY ALL ORDER BY 1, 2",
-            [plan_key, plan_key],
+            [mode, model, plan_key],
         )
         for shard, uri, n in rows:
             if plan_shards is None or shard in plan_shards[plan_key]:
                 bad.append(f"{plan_key}|{shard}: {uri} has {n} child chunks without a vector")
+    return bad[:LIMIT]
+
+
+def unserved(store: IngestStore, plan_shards: dict[str, list[str]] | None = None) -> list[str]:
+    """Every current document a building or live plan routes is served there at its current
+    version (promoted: every set, and vectors where the plan embeds), unless its content failed
+    a step under the plan (of ``plan_shards``, else every such plan and shard)."""
+    rows = store.query(
+        "SELECT p.plan_key, p.settings, d.shard, d.source_uri, d.kind FROM plan_status p "
+        "CROSS JOIN current_documents d "
+        "WHERE p.state <> 'retired' AND NOT EXISTS (SELECT 1 FROM promoted r "
+        "  WHERE r.plan_key = p.plan_key AND r.document_id = d.document_id AND r.version_id = d.version_id) "
+        "AND NOT EXISTS (SELECT 1 FROM failure_log f WHERE f.source_uri = d.source_uri "
+        "  AND f.content_hash = d.content_hash AND f.plan_key = p.plan_key) "
+        "ORDER BY 1, 3, 4"
+    )
+    bad = []
+    for plan, settings, shard, uri, kind in rows:
+        if plan_shards is not None and shard not in plan_shards.get(plan, ()):
+            continue
+        routes = json.loads(settings)
+        if kind in routes or "*" in routes:
+            bad.append(f"{plan}|{shard}: {uri} is not served at its current version")
     return bad[:LIMIT]
 
 

@@ -19,9 +19,33 @@ from ingest_assets.store.rows import PREVIEW_ROWS, utc_now
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "schema_sql"]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
 MIGRATIONS: dict[int, str] = {
+    # 9: serving by promotion. A plan's state and what it serves of each document become
+    # inserted rows (plan_states, promotions) instead of a live flag and the plans' work
+    # pointers: each live or retired key starts in that state, and every complete set of members
+    # a plan has at a document's current version is promoted as it is (with the embedding its
+    # children have vectors under, if any), so the views serve what they served before.
+    8: "{table:plan_states} {table:promotions} "
+    "INSERT INTO plan_states SELECT plan_key, CASE WHEN live THEN 'live' ELSE 'retired' END, 1, "
+    "registered_at FROM plans; "
+    "INSERT INTO promotions "
+    "SELECT p.plan_key, p.document_id, p.version_id, p.set_key, c.set_key, g.set_key, "
+    "  (SELECT e.embedding FROM plan_embeddings e JOIN embedded_sets x ON x.embedding = e.embedding "
+    "   WHERE e.plan_key = p.plan_key AND x.set_key = c.set_key LIMIT 1), 1, 'migration-9', now()::TIMESTAMP "
+    "FROM plan_members p "
+    "JOIN current_documents d ON d.document_id = p.document_id AND d.version_id = p.version_id "
+    "JOIN plan_members c ON c.plan_key = p.plan_key AND c.document_id = p.document_id "
+    "  AND c.role = 'child' AND c.based_on = p.set_key AND c.version_id = p.version_id "
+    "JOIN plan_members g ON g.plan_key = p.plan_key AND g.document_id = p.document_id "
+    "  AND g.role = 'graph' AND g.based_on = c.set_key AND g.version_id = p.version_id "
+    "WHERE p.role = 'parent'; "
+    "DROP VIEW chunk_vectors; DROP VIEW graph_edges; DROP VIEW graph_nodes; DROP VIEW current_chunks; "
+    "DROP VIEW current_members; ALTER TABLE plans DROP COLUMN live; "
+    "{view:plan_status} {view:staged_members} {view:promoted} {view:current_members} "
+    "{view:served_documents} {view:current_chunks} {view:graph_nodes} {view:graph_edges} "
+    "{view:chunk_vectors}",
     # 8: graph_nodes joins node texts through two equality joins (the OR join it had ran as a
     # nested loop: seconds per read on a corpus). Same rows.
     7: "DROP VIEW graph_nodes; {view:graph_nodes}",

@@ -1,7 +1,8 @@
--- Store schema, version 6. Tables are internal; the views at the bottom are the read-side
--- contract users query directly. Nothing here is ever updated in place except sources,
--- plans and plan_members, whose rows are small pointers; chunk rows are written once per
--- chunk set and never rewritten.
+-- Store schema, version 9. Tables are internal; the views at the bottom are the read-side
+-- contract users query directly. Nothing here is ever updated in place except sources and
+-- plan_members, whose rows are small pointers; chunk rows are written once per chunk set and
+-- never rewritten, and what the views serve moves only by inserted rows (plan_states,
+-- promotions).
 
 CREATE TABLE schema_version (
     version    INTEGER NOT NULL,
@@ -53,13 +54,24 @@ CREATE TABLE document_body_parts (
     bytes       BLOB NOT NULL
 );
 
+-- Every plan key ever registered, written once (its settings never change: they make the key).
 CREATE TABLE plans (
     plan_key      VARCHAR PRIMARY KEY,
     name          VARCHAR NOT NULL,
     fingerprint   VARCHAR NOT NULL,
     settings      JSON NOT NULL,
-    live          BOOLEAN NOT NULL,
     registered_at TIMESTAMP NOT NULL
+);
+
+-- A plan key's life, as inserted rows (the newest per key, by seq then time, is its state):
+-- 'building' (a new key of a plan whose old key still serves), 'live' (the views serve it),
+-- 'retired' (stored, served no more). A plan switches keys in one transaction that inserts
+-- 'live' for the new key and 'retired' for the old.
+CREATE TABLE plan_states (
+    plan_key VARCHAR NOT NULL,
+    state    VARCHAR NOT NULL,
+    seq      BIGINT NOT NULL,
+    "at"     TIMESTAMP NOT NULL
 );
 
 -- A chunk set: all chunks of one document version at one level from one chunker.
@@ -101,7 +113,7 @@ CREATE TABLE chunks (
     created_at   TIMESTAMP NOT NULL
 );
 
--- Which sets a plan currently uses for a document. role is 'parent', 'child' or 'graph';
+-- Which sets a plan has built for a document (its work pointers; readers see promotions). role is 'parent', 'child' or 'graph';
 -- based_on is the parent set a child set was cut from (the child set a graph set was built
 -- from), so a child set whose parents were replaced is never shown with the new parents.
 CREATE TABLE plan_members (
@@ -116,6 +128,23 @@ CREATE TABLE plan_members (
 );
 
 -- Graph records for one (parent set, child set) pair; set_key hashes both.
+-- What each plan serves of each document, as inserted rows: a version is promoted when the
+-- plan has all of it (parents, children cut from them, graph records over both, and vectors
+-- of the children where the plan embeds), in one row, so readers switch from the old version
+-- to the new one at once. The newest row per (plan, document), by seq then time, is served.
+CREATE TABLE promotions (
+    plan_key    VARCHAR NOT NULL,
+    document_id UUID NOT NULL,
+    version_id  UUID NOT NULL,
+    parent_set  VARCHAR NOT NULL,
+    child_set   VARCHAR NOT NULL,
+    graph_set   VARCHAR NOT NULL,
+    embedding   VARCHAR,            -- the embedding the children had vectors under (NULL: none)
+    seq         BIGINT NOT NULL,    -- 1 + the previous row's of the same plan and document
+    run_id      VARCHAR NOT NULL,
+    "at"        TIMESTAMP NOT NULL
+);
+
 CREATE TABLE graph_sets (
     set_key        VARCHAR PRIMARY KEY,
     document_id    UUID NOT NULL,
@@ -233,27 +262,64 @@ FROM sources s
 JOIN documents d ON d.document_id = s.document_id AND d.version_id = s.version_id
 WHERE NOT s.deleted;
 
--- Members of live plans that belong to the current version of a current document, with
--- children shown only over the parents they were cut from, graphs only over those children.
-CREATE VIEW current_members AS
-WITH live AS (
+-- Each plan key's state: the newest plan_states row of each registered key.
+CREATE VIEW plan_status AS
+SELECT p.plan_key, p.name, p.fingerprint, p.settings, p.registered_at, s.state, s."at" AS state_at
+FROM plans p
+JOIN (SELECT plan_key, state, "at" FROM plan_states
+      QUALIFY row_number() OVER (PARTITION BY plan_key ORDER BY seq DESC, "at" DESC) = 1) s
+  ON s.plan_key = p.plan_key;
+
+-- What each plan has built for the current version of each current document (building and
+-- live keys), with children only over the parents they were cut from, graphs only over those
+-- children: what the steps and the checks work on, not what readers are served.
+CREATE VIEW staged_members AS
+WITH staged AS (
     SELECT m.*
     FROM plan_members m
-    JOIN plans p ON p.plan_key = m.plan_key AND p.live
+    JOIN plan_status p ON p.plan_key = m.plan_key AND p.state <> 'retired'
     JOIN current_documents d ON d.document_id = m.document_id AND d.version_id = m.version_id
 ),
-parents AS (SELECT * FROM live WHERE role = 'parent'),
+parents AS (SELECT * FROM staged WHERE role = 'parent'),
 children AS (
-    SELECT c.* FROM live c
+    SELECT c.* FROM staged c
     JOIN parents p ON p.plan_key = c.plan_key AND p.document_id = c.document_id AND c.based_on = p.set_key
     WHERE c.role = 'child'
 ),
 graphs AS (
-    SELECT g.* FROM live g
+    SELECT g.* FROM staged g
     JOIN children c ON c.plan_key = g.plan_key AND c.document_id = g.document_id AND g.based_on = c.set_key
     WHERE g.role = 'graph'
 )
 SELECT * FROM parents UNION ALL SELECT * FROM children UNION ALL SELECT * FROM graphs;
+
+-- The newest promotion of each (plan, document) whose source is not deleted, with the plan's
+-- state: what each plan key serves (a deleted file leaves at once).
+CREATE VIEW promoted AS
+SELECT r.plan_key, r.document_id, r.version_id, r.parent_set, r.child_set, r.graph_set, r.embedding,
+       r."at", p.state
+FROM (SELECT * FROM promotions
+      QUALIFY row_number() OVER (PARTITION BY plan_key, document_id ORDER BY seq DESC, "at" DESC) = 1) r
+JOIN plan_status p ON p.plan_key = r.plan_key
+WHERE EXISTS (SELECT 1 FROM sources s WHERE s.document_id = r.document_id AND NOT s.deleted);
+
+-- The sets the live plans serve, one row per (plan, document, role), as plan_members has them.
+CREATE VIEW current_members AS
+SELECT plan_key, document_id, 'parent' AS role, parent_set AS set_key, version_id, '' AS based_on
+FROM promoted WHERE state = 'live'
+UNION ALL
+SELECT plan_key, document_id, 'child', child_set, version_id, parent_set FROM promoted WHERE state = 'live'
+UNION ALL
+SELECT plan_key, document_id, 'graph', graph_set, version_id, child_set FROM promoted WHERE state = 'live';
+
+-- The document versions each live plan serves (current_documents has each file's newest parsed
+-- version, which a plan serves once it has all of that version's chunks).
+CREATE VIEW served_documents AS
+SELECT r.plan_key, r.document_id, r.version_id, d.source_uri, d.kind, d.title, s.path, s.shard, r."at" AS promoted_at
+FROM promoted r
+JOIN documents d ON d.document_id = r.document_id AND d.version_id = r.version_id
+JOIN sources s ON s.document_id = r.document_id
+WHERE r.state = 'live';
 
 CREATE VIEW current_chunks AS
 SELECT m.plan_key, c.id, c.document_id, c.version_id, c.level, c."index", c.text, c.chunker,
@@ -292,11 +358,11 @@ WHERE m.role = 'graph';
 -- The current children of each plan that embeds, with their vector under the plan's model.
 CREATE VIEW chunk_vectors AS
 SELECT m.plan_key, c.id, c.document_id, c.version_id, c.parent_id, c."index", c.text, c.heading_path,
-       c.content_kind, c.token_count, d.source_uri, e.model, e.text_mode, e.dimension, t.text_hash,
+       c.content_kind, c.token_count, d.uri AS source_uri, e.model, e.text_mode, e.dimension, t.text_hash,
        v.vector
 FROM current_members m
 JOIN plan_embeddings e ON e.plan_key = m.plan_key
-JOIN current_documents d ON d.document_id = m.document_id
+JOIN sources d ON d.document_id = m.document_id
 JOIN chunks c ON c.set_key = m.set_key
 JOIN chunk_texts t ON t.set_key = m.set_key AND t.text_mode = e.text_mode AND t.chunk_id = c.id
 JOIN vectors v ON v.text_hash = t.text_hash AND v.model = e.model

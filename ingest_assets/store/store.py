@@ -18,7 +18,6 @@ Contracts:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,8 +26,8 @@ from uuid import UUID
 import duckdb
 
 from ingest_assets.settings import Settings
-from ingest_assets.store import lake
-from ingest_assets.store.changes import ViewScope, local_run_id, record_view_change, tracked, view_sets
+from ingest_assets.store import lake, serving
+from ingest_assets.store.changes import ViewScope, local_run_id, tracked
 from ingest_assets.store.connection import Connections, retried
 from ingest_assets.store.errors import StoreError
 from ingest_assets.store.lists import json_list
@@ -55,6 +54,7 @@ from ingest_assets.store.rows import (
     rows_size,
     utc_now,
 )
+from ingest_assets.store.serving import PlanRegistration, PlanState
 from ingest_assets.store.set_rows import CHUNK_COLUMNS, GRAPH_COLUMNS, chunk_dicts, rows_by_set
 from ingest_assets.store.writes import (
     body_parts,
@@ -158,49 +158,54 @@ class IngestStore:
     # ------------------------------------------------------------------ plans
 
     @retried
-    def sync_plans(self, plans: Iterable[tuple[str, str, str, dict[str, Any]]]) -> list[str]:
-        """Make exactly ``plans`` live: (plan_key, name, fingerprint, settings) each.
-
-        Plans not listed are retired: their rows leave the views but stay stored, so putting
-        the old settings back reuses them. Rows are written only when something changed.
-
-        Returns:
-            The plan keys that were newly registered or brought back.
-        """
-        wanted = {key: (name, fp, settings) for key, name, fp, settings in plans}
+    def sync_plans(self, plans: Sequence[PlanRegistration]) -> list[str]:
+        """Bring the stored plan states in line with the plans file's ``plans``; returns the keys
+        newly registered or brought back (see :func:`.serving.register_plans`)."""
         with self.transaction() as con:
-            known = dict(con.execute("SELECT plan_key, live FROM plans").fetchall())
-            added = [k for k in wanted if known.get(k) is not True]
-            retire = [k for k, live in known.items() if live and k not in wanted]
-            now = utc_now()
-            with tracked(con, self.run_id, ViewScope.plans([*added, *retire]), now):
-                if retire:
-                    con.execute(
-                        "UPDATE plans SET live = FALSE WHERE list_contains(?::JSON::VARCHAR[], plan_key)",
-                        [json_list(retire)],
-                    )
-                if added:
-                    con.execute(
-                        "DELETE FROM plans WHERE list_contains(?::JSON::VARCHAR[], plan_key)",
-                        [json_list(added)],
-                    )
-                for key in added:
-                    name, fp, settings = wanted[key]
-                    con.execute(
-                        "INSERT INTO plans VALUES (?, ?, ?, ?, TRUE, ?)",
-                        [key, name, fp, json.dumps(settings, sort_keys=True), now],
-                    )
-        return added
+            return serving.register_plans(con, self.run_id, plans, utc_now())
 
-    def plan_registrations(self) -> dict[str, tuple[bool, Any]]:
-        """Every stored plan key: whether it is live, and when it was last registered."""
-        return {
-            key: (live, at) for key, live, at in self.query("SELECT plan_key, live, registered_at FROM plans")
-        }
+    def plan_states(self) -> dict[str, PlanState]:
+        """Every stored plan key's state (``building``, ``live`` or ``retired``)."""
+        with self.connect() as con:
+            return serving.state_rows(con)
 
     def live_plans(self) -> list[str]:
         """Return the keys of live plans, sorted."""
-        return [key for (key,) in self.query("SELECT plan_key FROM plans WHERE live ORDER BY plan_key")]
+        return sorted(key for key, s in self.plan_states().items() if s.state == serving.LIVE)
+
+    @retried
+    def publish(
+        self,
+        plan_key: str,
+        kinds: Iterable[str] | None,
+        embedding: str | None,
+        document_ids: Iterable[Any] | None = None,
+    ) -> int:
+        """Promote what ``plan_key`` has all of (of ``document_ids``, or every document), then
+        switch the key live if it is building and now covers every document it routes
+        (``kinds``; None: every kind); one transaction. Returns the promotions inserted."""
+        now = utc_now()
+        with self.transaction() as con:
+            made = serving.promote(con, self.run_id, plan_key, embedding, document_ids, now)
+            if document_ids is None:
+                serving.switch_if_covered(con, self.run_id, plan_key, kinds, now)
+        return made
+
+    def promoted(self, plan_key: str) -> dict[UUID, tuple[UUID, str, str, str, str | None]]:
+        """What ``plan_key`` serves of each document: (version, parent, child and graph set,
+        embedding)."""
+        rows = self.query(
+            "SELECT document_id, version_id, parent_set, child_set, graph_set, embedding FROM promoted "
+            "WHERE plan_key = ?",
+            [plan_key],
+        )
+        return {doc: tuple(rest) for doc, *rest in rows}  # type: ignore[misc]
+
+    def plan_progress(self, plan_key: str, kinds: Iterable[str] | None) -> tuple[str | None, int, int]:
+        """``plan_key``'s state (None: not registered), and how many of the current documents
+        it routes it has ready (served at their current version, or failed under it) of all."""
+        with self.connect() as con:
+            return serving.progress(con, plan_key, kinds)
 
     # ------------------------------------------------------------------ sources, documents
 
@@ -252,12 +257,6 @@ class IngestStore:
                 ).fetchall()
             }
             fresh = [d for d, key in zip(documents, keys, strict=True) if key not in known]
-            failed = con.execute(
-                "SELECT document_id FROM sources WHERE list_contains(?::JSON::VARCHAR[], uri)",
-                [json_list(f.source_uri for f in failures)],
-            ).fetchall()
-            moved = ViewScope.documents([d.document_id for d in documents] + [r[0] for r in failed])
-            before = view_sets(con, moved)
             insert(con, "documents", document_rows(fresh, now), DOCUMENTS)
             insert(con, "document_body_parts", body_parts(fresh), BODY_PARTS)
             if documents:
@@ -283,7 +282,6 @@ class IngestStore:
                         [f.parse_key, now, f.source_uri],
                     )
             self._record_failures(con, failures, now)
-            record_view_change(con, self.run_id, before, moved, now)
         for d in fresh:  # committed: the next step chunks them
             body = compressed_body(d)
             self._recent.put(("body", str(d.document_id), str(d.version_id)), body, len(body))
@@ -433,8 +431,7 @@ class IngestStore:
             insert(con, "chunk_sets", chunk_set_rows(fresh, now), CHUNK_SETS)
             rows = [row for s in fresh for row in s.rows]
             insert(con, "chunks", rows, CHUNKS)
-            with tracked(con, self.run_id, ViewScope.documents(m.document_id for m in members), now):
-                self._write_members(con, members, now)
+            self._write_members(con, members, now)
         for s in sets:  # committed (by this writer or, the same rows, another): the next step reads them
             ordered = sorted(s.rows, key=lambda row: row["index"])
             self._recent.put(("set", s.set_key), ordered, rows_size(ordered))
@@ -459,7 +456,8 @@ class IngestStore:
 
     @staticmethod
     def _write_members(con: duckdb.DuckDBPyConnection, members: Sequence[MemberWrite], now: Any) -> None:
-        """Point each (plan_key, document_id, role) at its new set, replacing the old pointer."""
+        """Point each (plan_key, document_id, role) at its new set, replacing the old pointer (the
+        plan's work; readers see it once :meth:`publish` promotes it)."""
         replace(con, "plan_members", member_rows(members, now))
 
     def chunk_rows_many(self, set_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:

@@ -72,7 +72,7 @@ def test_a_file_in_use_stays_attached_until_its_last_session_ends(tmp_path: Path
     first, second = IngestStore(path), IngestStore(path)
     with first.session() as outer:
         with second.session() as inner:
-            inner.execute("INSERT INTO plans VALUES ('k', 'n', 'fp', '{}', TRUE, now())")
+            inner.execute("INSERT INTO plans VALUES ('k', 'n', 'fp', '{}', now())")
         assert outer.execute("SELECT plan_key FROM plans").fetchall() == [("k",)]
         assert not _opens_in_another_process(path)
     assert _opens_in_another_process(path)

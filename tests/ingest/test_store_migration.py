@@ -1,7 +1,7 @@
 """Older stores full of data are migrated in place, with nothing redone afterwards: schema 3 to
 4 (bodies, token stats and the sources' stat columns), schema 4 to 5 (set previews), schema 5 to
 6 (chunk_changes and step_timings, empty until the next write), schema 7 to 8 (graph_nodes
-without its OR join, same rows)."""
+without its OR join, same rows), schema 8 to 9 (serving by promotion, same rows)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tests.old_schemas import (
     downgrade_to_schema_4,
     downgrade_to_schema_6,
     downgrade_to_schema_7,
+    downgrade_to_schema_8,
 )
 
 
@@ -117,4 +118,27 @@ def test_schema_7_store_gets_the_graph_nodes_view_with_the_same_rows(pipeline: P
     view = migrated.query("SELECT sql FROM duckdb_views() WHERE view_name = 'graph_nodes'")[0][0]
     assert "graph_chunks" in view and "set_key IN" not in view
     assert migrated.query(query) == nodes
+    _assert_nothing_is_redone(pipeline)
+
+
+def test_schema_8_store_serves_the_same_rows_through_promotions(pipeline: Pipeline) -> None:
+    """Schema 9 serves by promotion: a schema 8 store's live plans become live keys and what
+    they served becomes their promotions, so every view shows the same rows and nothing runs."""
+    _engine(pipeline).run_pending()
+    views = {
+        "current_chunks": "SELECT plan_key, id, text FROM current_chunks ORDER BY ALL",
+        "graph_nodes": "SELECT plan_key, id, label FROM graph_nodes ORDER BY ALL",
+        "graph_edges": "SELECT plan_key, source_id, target_id, type FROM graph_edges ORDER BY ALL",
+        "chunk_vectors": "SELECT plan_key, id, source_uri, text_hash FROM chunk_vectors ORDER BY ALL",
+    }
+    before = {name: IngestStore(pipeline.db).query(sql) for name, sql in views.items()}
+    assert before["current_chunks"] and before["graph_nodes"] and before["graph_edges"]
+    with duckdb.connect(str(pipeline.db)) as con:
+        downgrade_to_schema_8(con)
+        assert {name: con.execute(sql).fetchall() for name, sql in views.items()} == before
+    migrated = IngestStore(pipeline.db)
+    migrated.check()
+    assert migrated.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
+    assert {name: migrated.query(sql) for name, sql in views.items()} == before
+    assert {s.state for s in migrated.plan_states().values()} == {"live"}
     _assert_nothing_is_redone(pipeline)
