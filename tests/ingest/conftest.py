@@ -86,7 +86,8 @@ class Pipeline:
             for table, column in (
                 ("sources", "updated_at"), ("documents", "parsed_at"), ("plans", "registered_at"),
                 ("chunk_sets", "created_at"), ("chunks", "created_at"), ("plan_members", "updated_at"),
-                ("graph_sets", "created_at"), ("failure_log", '"at"'),
+                ("graph_sets", "created_at"), ("failure_log", '"at"'), ("plan_states", '"at"'),
+                ("promotions", '"at"'),
             )
         }  # fmt: skip
         stamps["graph_node_rows"] = store.query("SELECT count(*) FROM graph_node_rows")[0]
