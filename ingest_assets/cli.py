@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from ingest_assets.commands import add_commands, run_command, run_forecast
+from ingest_assets.commands import add_commands, plan_states_text, run_command, run_forecast
 from ingest_assets.plans import Plan, PlanError, load_plans
 from ingest_assets.settings import LIMIT_FLAGS, Settings
 
@@ -209,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     plans.add_argument(
         "--diff", action="store_true", help="what a run would parse, create and reuse (no write)"
     )
-    plans.add_argument("--db", help="with --diff: DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
+    plans.add_argument(
+        "--db", help="the store whose plan states to show (default $INGEST_DUCKDB or data/ingest.duckdb)"
+    )
     plans.add_argument(
         "--inbox", help="with --diff: folder of sources (default $INGEST_INBOX or data/sample)"
     )
@@ -222,16 +224,25 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "plans":
             if args.diff:
                 return run_forecast(args)
-            rows = _plan_rows(load_plans(args.plans))
+            plans = load_plans(args.plans)
+            rows = _plan_rows(plans)
+            states = plan_states_text(args.db, plans)
+            for row in rows:
+                row["state"] = states.get(row["key"])
             if args.json:
                 print(json.dumps(rows, indent=2))
             for row in [] if args.json else rows:
                 print(row["key"] + (f"  {row['description']}" if row["description"] else ""))
+                print(f"  {'state':>10}        {row['state'] or 'no store yet (ingest run registers it)'}")
                 for kind, route in row["routes"].items():
                     for role in ("parent", "child"):
                         print(f"  {kind:>10} {role:<6} {json.dumps(route[role], sort_keys=True)}")
                 if row["embedding"]:
                     print(f"  {'embedding':>10}        {json.dumps(row['embedding'], sort_keys=True)}")
+            wanted = {row["key"] for row in rows}
+            for key, state in [] if args.json else sorted(states.items()):
+                if key not in wanted:
+                    print(f"{key}\n  {'state':>10}        {state}")
             return 0
         limits = {flag: getattr(args, flag) for flag in LIMIT_FLAGS}
         for flag, value in limits.items():

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlparse
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from ingest_assets.store.changes import ChunkChange, changes_since
+from ingest_assets.store.lake import is_lake
 from ingest_assets.store.lists import json_list
 
 __all__ = ["CommandError", "add_commands", "open_store", "parse_since_time", "resolve_plan", "run_command"]
@@ -43,7 +44,10 @@ def open_store(database: str | None) -> IngestStore:
     Raises:
         CommandError: There is no store file there.
     """
-    path = Path(database or Settings.from_env().database)
+    location = database or Settings.from_env().database
+    if is_lake(location):
+        return IngestStore(location)
+    path = Path(location)
     if not path.is_file():
         raise CommandError(
             f"--db {path}: no store file there; run `ingest run` first, or pass --db / set INGEST_DUCKDB"
@@ -71,6 +75,31 @@ def resolve_plan(store: IngestStore, name: str, option: str = "--plan") -> str:
         f"{option} {name}: no plan with that name or key in {store.path} (plans: {known}); "
         "pass a plan name of plans.yaml, or run `ingest run` first"
     )
+
+
+def plan_states_text(database: str | None, plans: list[Any]) -> dict[str, str]:
+    """Each plan key's state in the store as people read it, for ``ingest plans``: the file's
+    keys (live, building with how many documents are ready, retired, or not in the store yet),
+    then the stored keys the file does not name (empty: no store)."""
+    try:
+        store = open_store(database)
+    except CommandError:
+        return {}
+    states = {}
+    for plan in plans:
+        state, ready, total = store.plan_progress(plan.key, plan.kinds)
+        if state == "building":
+            state = f"building: {ready} of {total} documents ready; the views switch to it when all are"
+        states[plan.key] = state or "not in the store yet (the next run builds it)"
+    wanted = {plan.key for plan in plans}
+    for key, stored in sorted(store.plan_states().items()):
+        if key in wanted:
+            continue
+        if stored.state == "retired":
+            states[key] = "retired (stored: putting its settings back serves it again without chunking)"
+        else:
+            states[key] = f"{stored.state}, not in this plans file (serves until its plan's new key is ready)"
+    return states
 
 
 def parse_since_time(text: str) -> datetime | None:

@@ -28,7 +28,7 @@ from ingest_assets.defs.exports import export_job
 from ingest_assets.defs.jobs import chunks_job, documents_job
 from ingest_assets.defs.metadata import plans_table
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.defs.sensors import ingest_sensor
+from ingest_assets.defs.sensors import ingest_sensor, plans_sensor
 from ingest_assets.settings import Settings
 
 __all__ = ["build_definitions"]
@@ -56,7 +56,7 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         asset_checks=CHECKS,
         jobs=[documents_job, chunks_job, export_job, *lake.get("jobs", [])],
         schedules=lake.get("schedules", []),
-        sensors=[ingest_sensor],
+        sensors=[ingest_sensor, plans_sensor],
         resources={"store": store},
         # Materializations launched from the UI run in one process too (see jobs.py).
         executor=in_process_executor,

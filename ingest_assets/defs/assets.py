@@ -75,6 +75,7 @@ def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) 
         found = partition_versions(engine.store, step, keys, plan_key)
         with engine.store.connect() as con:
             moved = change_counts(con, engine.store.run_id, started, plan_key)
+        state = _plan_state(engine, plan_key)
         for shard, partition_key in keys.items():
             result = results.get(shard) or RESULT_OF_STEP[step]()
             metadata = result_metadata(result)
@@ -85,6 +86,7 @@ def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) 
             metadata["chunks_removed"] = counted.get("removed", 0)
             if plan_key is not None:
                 metadata["plan"] = plan_key
+                metadata["plan_state"] = state
             context.add_asset_metadata(metadata, partition_key=partition_key)
             for failure in getattr(result, "failures", ()):
                 context.log.warning(f"{step} {partition_key}: {failure.message}")
@@ -94,6 +96,18 @@ def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) 
         versions[0] if len(versions) == 1 else hashlib.sha256("".join(versions).encode()).hexdigest()[:16]
     )
     return MaterializeResult(data_version=DataVersion(version))
+
+
+def _plan_state(engine: Any, plan_key: str | None) -> str:
+    """The plan key's state as people read it: ``live``, ``building: 7 of 10 documents ready``
+    (the views switch to it when all are), or ``retired``."""
+    if plan_key is None:
+        return ""
+    plan = engine.plans[plan_key]
+    state, ready, total = engine.store.plan_progress(plan_key, plan.kinds)
+    if state == "building":
+        return f"building: {ready} of {total} documents ready (it serves when all are)"
+    return state or "not registered"
 
 
 @asset(partitions_def=shard_partitions, **_COMMON)

@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import fcntl
 from pathlib import Path
+from typing import Any
 
-from dagster import DagsterInstance, DagsterRun
+from dagster import AssetKey, DagsterInstance, DagsterRun, RunRequest
 
-__all__ = ["free_pool_slots", "instance_at"]
+__all__ = [
+    "backfill_partitions",
+    "backfill_request",
+    "backfills_with",
+    "free_pool_slots",
+    "instance_at",
+]
 
 
 def instance_at(home: Path) -> DagsterInstance:
@@ -36,3 +43,42 @@ def free_pool_slots(instance: DagsterInstance, run: DagsterRun) -> None:
     does this for runs it launched; ``ingest run`` executes in its own process, so it frees the
     slots of its killed runs itself before the next run (else the writer pool waits forever)."""
     instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+
+
+def backfill_request(
+    asset_graph: Any, assets: list[str], partitions: list[str], tags: dict[str, str]
+) -> RunRequest:
+    """A sensor's request for one asset backfill of ``assets`` over ``partitions``, which the
+    sensor daemon submits as a backfill (listed on the *Backfills* page, as one launched from
+    the UI is). ``RunRequest.for_asset_graph_subset`` and ``AssetGraphSubset`` are the only way
+    a sensor launches a backfill, and both are marked internal."""
+    from dagster._core.definitions.assets.graph.asset_graph_subset import AssetGraphSubset
+    from dagster._core.definitions.events import AssetKeyPartitionKey
+
+    wanted = {AssetKeyPartitionKey(AssetKey(asset), p) for asset in assets for p in partitions}
+    subset = AssetGraphSubset.from_asset_partition_set(wanted, asset_graph)
+    return RunRequest.for_asset_graph_subset(subset, tags)
+
+
+def backfill_partitions(request: RunRequest) -> list[tuple[str, str]]:
+    """The (asset, partition) pairs of a backfill request made by :func:`backfill_request`
+    (empty for a run request), sorted."""
+    subset = request.asset_graph_subset
+    if subset is None:
+        return []
+    return sorted(
+        (ap.asset_key.to_user_string(), str(ap.partition_key)) for ap in subset.iterate_asset_partitions()
+    )
+
+
+def backfills_with(instance: DagsterInstance, tags: dict[str, str], *, active: bool) -> list[Any]:
+    """The backfills carrying ``tags`` that are still going (``active``), or that failed or were
+    canceled. ``BulkActionsFilter`` and ``BulkActionStatus`` are not exported by dagster."""
+    from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus
+
+    statuses = (
+        [BulkActionStatus.REQUESTED, BulkActionStatus.CANCELING, BulkActionStatus.FAILING]
+        if active
+        else [BulkActionStatus.FAILED, BulkActionStatus.COMPLETED_FAILED, BulkActionStatus.CANCELED]
+    )
+    return list(instance.get_backfills(filters=BulkActionsFilter(statuses=statuses, tags=tags)))

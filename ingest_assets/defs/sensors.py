@@ -1,22 +1,30 @@
-"""The one automation: ``ingest_sensor`` asks the store what is pending and runs exactly that.
+"""The automation: ``plans_sensor`` keeps the plan partitions in step with the plans file, and
+``ingest_sensor`` asks the store what is pending and runs exactly that.
 
-Each tick (every ``INGEST_SENSOR_SECONDS``, default 30):
+``plans_sensor`` (on by default; it only registers, it never launches a run): every tick it
+reads the plans file and adds each new plan key as a ``plan`` partition, with the key's
+forecast (``ingest plans --diff``) on its partitions, so after an edit of the plans file (and
+*Reload*) the new key's partitions are listed as missing within a tick, whatever
+``ingest_sensor``'s state: a backfill of them from the UI builds the key. A key given up before
+it ever served (abandoned for another, or removed) loses its partitions; keys that served keep
+theirs, with their history.
 
-1. The plans file is read; an invalid one launches nothing and says why (the tick's skip
-   reason); its keys are added as ``plan`` partitions (a retired key keeps its partition and
-   history; the store's views serve live plans only).
-2. While a run this sensor launched is queued or running, nothing more is launched: the store
-   is about to change.
+``ingest_sensor`` (off by default: the one switch), every ``INGEST_SENSOR_SECONDS`` (30):
+
+1. The plans file is read (an invalid one launches nothing and says why) and new keys are
+   registered as above.
+2. While a run or a backfill this sensor launched is active, nothing more is launched.
 3. ``IngestEngine.pending()`` (read-only) says which partitions have work. Document work comes
-   first: a ``documents_job`` run for the shards with new, changed, deleted or unparsed files.
-   Without it, a ``chunks_job`` run per plan for its shards with sets to chunk or relink (a new
-   or returning plan key, an edit's new version, a catch-up after the sensor was off). A run
-   covers one partition, or the range of them when more than ``RANGE_FROM`` have work (a new
-   plan key: its start-up is paid once); each partition gets its own metadata either way.
-4. Run keys derive from the pending work (``Pending.keys``) and the number of earlier failed
-   attempts at it, so the same work is never launched twice while it succeeds, a failed run is
-   retried (at most ``MAX_ATTEMPTS`` times, then the tick says so), and any change (an edit, a
-   fix, a plan put back) is new work. Nothing pending: no run.
+   first: a ``documents_job`` run per stretch of consecutive shards with new, changed, deleted
+   or unparsed files. Without it, chunk work: for a live plan key, a ``chunks_job`` run per
+   stretch of consecutive shards with work (an edit's new version, a catch-up); for a key that
+   is not live (a new or returning plan key, building beside the live one) one asset backfill
+   of the four chunk assets over its shards with work, listed on the *Backfills* page. Only
+   partitions with work are materialized, so each materialization is a partition's own.
+4. Run keys (and backfill tags) derive from the pending work (``Pending.keys``) and the number
+   of earlier failed attempts at it: the same work is never launched twice while it succeeds, a
+   failed attempt is retried (at most ``MAX_ATTEMPTS`` times, then the tick says so), and any
+   change (an edit, a fix, a plan put back) is new work. Nothing pending: no run.
 """
 
 import hashlib
@@ -35,20 +43,19 @@ from dagster import (
 )
 
 from ingest_assets.defs.forecast import forecast_observations
-from ingest_assets.defs.jobs import chunks_job, documents_job
+from ingest_assets.defs.jobs import CHUNK_ASSETS, chunks_job, documents_job
 from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
+from ingest_assets.defs.private import backfill_request, backfills_with
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import SHARDS, IngestEngine
-from ingest_assets.plans import PlanError
+from ingest_assets.plans import Plan, PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, StoreError
 
-__all__ = ["AUTOMATION_TAG", "MAX_ATTEMPTS", "WORK_TAG", "ingest_sensor", "range_tags"]
+__all__ = ["AUTOMATION_TAG", "MAX_ATTEMPTS", "WORK_TAG", "ingest_sensor", "plans_sensor", "range_tags"]
 
 AUTOMATION_TAG, WORK_TAG = "ingest/automation", "ingest/work"
 MAX_ATTEMPTS = 3
-# Above this many partitions of one plan (or of documents) with work, one range run does them.
-RANGE_FROM = 2
 # A tick must not wait long for a store another process writes: it skips and tries next time.
 STORE_WAIT_SECONDS = 5.0
 _ACTIVE = [
@@ -61,20 +68,16 @@ _ACTIVE = [
 _FAILED = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 
 
-def _batched(work: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
-    """The runs for ``work`` (job, partition), in order: one per partition, except that a plan (or
-    the documents) with more than :data:`RANGE_FROM` partitions of work gets one run over their
-    range (a new plan key: every shard), whose start-up is paid once. Each partition still gets
-    its own metadata; its data version is then the range's."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for job, partition in work:
-        groups.setdefault((job, partition.rpartition("|")[0]), []).append(partition)
-    runs: list[tuple[str, list[str]]] = []
-    for (job, _), partitions in groups.items():
-        if len(partitions) > RANGE_FROM:
-            runs.append((job, sorted(partitions)))
+def _stretches(partitions: list[str]) -> list[list[str]]:
+    """``partitions`` (``<shard>`` or ``<plan>|<shard>``, of one plan) cut into stretches of
+    consecutive shards: a run over a stretch materializes exactly its partitions."""
+    runs: list[list[str]] = []
+    for partition in sorted(partitions):
+        shard = SHARDS.index(partition.rpartition("|")[2])
+        if runs and SHARDS.index(runs[-1][-1].rpartition("|")[2]) == shard - 1:
+            runs[-1].append(partition)
         else:
-            runs += [(job, [p]) for p in partitions]
+            runs.append([partition])
     return runs
 
 
@@ -93,75 +96,94 @@ def range_tags(start: str, end: str) -> dict[str, str]:
     return {"dagster/asset_partition_range_start": start, "dagster/asset_partition_range_end": end}
 
 
+def _registrations(
+    context: SensorEvaluationContext, store: DuckDBStore, plans: list[Plan], prune: bool
+) -> tuple[list[Any], list[Any]]:
+    """The dynamic-partition requests that register the plans file's new keys (and, with
+    ``prune``, drop the partitions of keys that never served and are no longer wanted), and
+    the new keys' forecasts."""
+    known = set(context.instance.get_dynamic_partitions(PLAN_DIMENSION))
+    wanted = {plan.key for plan in plans}
+    added = sorted(wanted - known)
+    requests = [plan_partitions.build_add_request(added)] if added else []
+    if prune and known - wanted:
+        try:
+            kept = _served_or_building(store)
+        except StoreError:
+            kept = known  # the store is busy: prune next time
+        dropped = sorted(known - wanted - kept)
+        if dropped:
+            requests.append(plan_partitions.build_delete_request(dropped))
+    # A new plan key's forecast (ingest plans --diff), shown on its partitions before it runs.
+    forecasts = _forecasts(store, plans, added) if added else []
+    return requests, forecasts
+
+
+def _served_or_building(store: DuckDBStore) -> set[str]:
+    """Plan keys the store has served at some time, or is building now."""
+    view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS)
+    rows = view.query("SELECT DISTINCT plan_key FROM plan_states WHERE state IN ('live', 'building')")
+    return {key for (key,) in rows}
+
+
+@sensor(
+    minimum_interval_seconds=Settings.from_env().sensor_seconds,
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Lists each plan key of the plans file as partitions of the chunk assets (within a "
+    "tick of a Reload), so a new key can be backfilled from the UI. Launches nothing.",
+)
+def plans_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
+    """Register the plans file's keys as partitions (see the module docstring)."""
+    try:
+        plans = store.plans()
+    except PlanError as error:
+        return SkipReason(f"the plans file is invalid, nothing registered: {error}")
+    requests, forecasts = _registrations(context, store, plans, prune=True)
+    if not requests:
+        return SkipReason("every plan key of the plans file is listed")
+    return SensorResult(dynamic_partitions_requests=requests, asset_events=forecasts)
+
+
 @sensor(
     jobs=[documents_job, chunks_job],
     minimum_interval_seconds=Settings.from_env().sensor_seconds,
     default_status=DefaultSensorStatus.STOPPED,
+    description="Runs exactly what the store says is pending: new, changed and deleted files, "
+    "then their chunks; a new plan key as a backfill; failed work retried.",
 )
 def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
-    """Launch a run for each partition the store says has work (see the module docstring)."""
+    """Launch a run for each stretch of partitions the store says has work (see the module
+    docstring)."""
     instance = context.instance
     try:
         plans = store.plans()
     except PlanError as error:
         return SkipReason(f"the plans file is invalid, nothing launched: {error}")
-    known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
-    added = [plan.key for plan in plans if plan.key not in known]
-    registrations = [plan_partitions.build_add_request(added)] if added else []
-    # A new plan key's forecast (ingest plans --diff), shown on its partitions before it runs.
-    forecasts = _forecasts(store, plans, added) if added else []
-    active = instance.get_runs(filters=RunsFilter(statuses=_ACTIVE, tags={AUTOMATION_TAG: "true"}), limit=1)
-    if active:
+    registrations, forecasts = _registrations(context, store, plans, prune=False)
+
+    def result(reason: str | None = None, requests: list[RunRequest] | None = None) -> SensorResult:
         return SensorResult(
-            skip_reason=f"waiting for run {active[0].run_id}",
+            run_requests=requests or [],
+            skip_reason=reason,
             dynamic_partitions_requests=registrations,
             asset_events=forecasts,
         )
+
+    active = instance.get_runs(filters=RunsFilter(statuses=_ACTIVE, tags={AUTOMATION_TAG: "true"}), limit=1)
+    if active:
+        return result(f"waiting for run {active[0].run_id}")
+    backfills = backfills_with(instance, {AUTOMATION_TAG: "true"}, active=True)
+    if backfills:
+        return result(f"waiting for backfill {backfills[0].backfill_id}")
     view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS)
     try:
         pending = IngestEngine(view, store.inbox, plans, store.settings().limits).pending()
+        states = {key: state.state for key, state in view.plan_states().items()}
     except StoreError as error:
-        return SensorResult(
-            skip_reason=f"store busy, trying next tick: {error}",
-            dynamic_partitions_requests=registrations,
-            asset_events=forecasts,
-        )
-    # Partitions never materialized (a shard with no file yet) get a run too, so every partition
-    # shows what the store holds there, not "missing".
-    unmade = _never_materialized(instance, "documents", list(SHARDS))
-    if pending.documents or unmade:
-        work = [(documents_job.name, shard) for shard in sorted({*pending.documents, *unmade})]
-    else:
-        chunk_work = {f"{key}|{shard}" for key, shards in pending.chunks.items() for shard in shards}
-        every = [f"{plan.key}|{shard}" for plan in plans for shard in SHARDS]
-        work = [
-            (chunks_job.name, p)
-            for p in sorted(chunk_work | set(_never_materialized(instance, "graph_nodes", every)))
-        ]
-    requests, exhausted = [], []
-    for job, batch in _batched(work):
-        key = _digest([pending.keys.get(p, f"unmaterialized-{p}") for p in batch])
-        failed = instance.get_runs_count(RunsFilter(statuses=_FAILED, tags={WORK_TAG: key}))
-        if failed >= MAX_ATTEMPTS:
-            exhausted += batch
-            continue
-        first, last = batch[0], batch[-1]
-        requests.append(
-            RunRequest(
-                run_key=f"{job}:{first}..{last}:{key}:{failed}",
-                job_name=job,
-                partition_key=first if len(batch) == 1 else None,
-                tags={
-                    AUTOMATION_TAG: "true",
-                    WORK_TAG: key,
-                    **({} if len(batch) == 1 else range_tags(first, last)),
-                },
-            )
-        )
+        return result(f"store busy, trying next tick: {error}")
+    requests, exhausted = _requests(context, pending, plans, states)
     if requests:
-        return SensorResult(
-            run_requests=requests, dynamic_partitions_requests=registrations, asset_events=forecasts
-        )
+        return result(requests=requests)
     reason = "nothing pending"
     if exhausted:
         shown = ", ".join(exhausted[:4])
@@ -170,7 +192,65 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
             "see those runs and fix the cause (a changed file or plan is new work), or launch them "
             "from the UI"
         )
-    return SensorResult(skip_reason=reason, dynamic_partitions_requests=registrations, asset_events=forecasts)
+    return result(reason)
+
+
+def _requests(
+    context: SensorEvaluationContext, pending: Any, plans: list[Plan], states: dict[str, str]
+) -> tuple[list[RunRequest], list[str]]:
+    """The runs and backfills for ``pending``, and the partitions given up on."""
+    instance = context.instance
+    # Partitions never materialized (a shard with no file yet) get a run too, once the rest is
+    # done, so every partition shows what the store holds there, not "missing".
+    unmade = _never_materialized(instance, "documents", list(SHARDS))
+    if pending.documents or unmade:
+        groups = {None: sorted({*pending.documents, *unmade})}
+        job = documents_job.name
+    else:
+        job = chunks_job.name
+        groups = {key: [f"{key}|{shard}" for shard in shards] for key, shards in pending.chunks.items()}
+        known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
+        for plan in plans:
+            if states.get(plan.key) == "live" and plan.key not in groups:
+                every = [f"{plan.key}|{shard}" for shard in SHARDS]
+                idle = _never_materialized(instance, "graph_nodes", every)
+                if idle:
+                    groups[plan.key] = idle
+        groups = {key: parts for key, parts in groups.items() if key in known}  # registered first
+    requests, exhausted = [], []
+    for plan_key, partitions in groups.items():
+        if plan_key is not None and states.get(plan_key) != "live":
+            # A key that does not serve yet: one backfill builds it, listed on the Backfills page.
+            key = _digest([pending.keys.get(p, f"unmaterialized-{p}") for p in partitions])
+            failed = len(backfills_with(instance, {WORK_TAG: key}, active=False))
+            if failed >= MAX_ATTEMPTS:
+                exhausted += partitions
+                continue
+            tags = {AUTOMATION_TAG: "true", WORK_TAG: key}
+            requests.append(
+                backfill_request(context.repository_def.asset_graph, CHUNK_ASSETS, partitions, tags)
+            )
+            continue
+        for batch in _stretches(partitions):
+            key = _digest([pending.keys.get(p, f"unmaterialized-{p}") for p in batch])
+            failed = instance.get_runs_count(RunsFilter(statuses=_FAILED, tags={WORK_TAG: key}))
+            if failed >= MAX_ATTEMPTS:
+                exhausted += batch
+                continue
+            first, last = batch[0], batch[-1]
+            requests.append(
+                RunRequest(
+                    run_key=f"{job}:{first}..{last}:{key}:{failed}",
+                    job_name=job,
+                    partition_key=first if len(batch) == 1 else None,
+                    tags={
+                        AUTOMATION_TAG: "true",
+                        WORK_TAG: key,
+                        **({} if len(batch) == 1 else range_tags(first, last)),
+                    },
+                )
+            )
+    return requests, exhausted
 
 
 def _forecasts(store: DuckDBStore, plans: list, added: list[str]) -> list:

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
-from dagster import DagsterRunStatus, RunRequest, SensorResult, SkipReason, build_sensor_context
+from dagster import (
+    AddDynamicPartitionsRequest,
+    DagsterRunStatus,
+    RunRequest,
+    SensorResult,
+    SkipReason,
+    build_sensor_context,
+)
 from dagster._core.test_utils import create_run_for_test
 
+from chunking import Document
 from ingest_assets.defs import build_definitions
+from ingest_assets.defs.jobs import CHUNK_ASSETS
 from ingest_assets.defs.partitions import PLAN_DIMENSION
+from ingest_assets.defs.private import backfill_partitions
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.defs.sensors import AUTOMATION_TAG, MAX_ATTEMPTS, WORK_TAG, ingest_sensor
+from ingest_assets.defs.sensors import AUTOMATION_TAG, MAX_ATTEMPTS, WORK_TAG, ingest_sensor, plans_sensor
+from ingest_assets.engine import SHARDS, shard_of
+from ingest_assets.plans import PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import invariants
 from tests.ingest.conftest import Pipeline, plan_spec
@@ -23,7 +36,17 @@ def _tick(pipeline: Pipeline) -> SensorResult | SkipReason:
     store = DuckDBStore(
         database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file)
     )
-    context = build_sensor_context(instance=pipeline.instance, resources={"store": store})
+    try:  # the asset graph backfills are made from (an invalid plans file has none)
+        repository = build_definitions(
+            Settings(
+                database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file)
+            )
+        ).get_repository_def()
+    except PlanError:
+        repository = None
+    context = build_sensor_context(
+        instance=pipeline.instance, resources={"store": store}, repository_def=repository
+    )
     return ingest_sensor(context)
 
 
@@ -34,9 +57,24 @@ def _partitions(request: RunRequest) -> str:
     return f"{request.tags[RANGE_START]}..{request.tags[RANGE_END]}"
 
 
+def _backfill_partitions(request: RunRequest) -> list[str]:
+    """The partitions a backfill request builds (every chunk asset of each of them)."""
+    found = backfill_partitions(request)
+    partitions = sorted({partition for _, partition in found})
+    assert found == sorted((asset, p) for asset in CHUNK_ASSETS for p in partitions)
+    return partitions
+
+
 def _requests(result: SensorResult | SkipReason) -> list[tuple[str, str, str]]:
+    """Each request as (job, partitions, run key); a backfill as ("backfill", its partitions,
+    its work tag)."""
     runs = result.run_requests if isinstance(result, SensorResult) else []
-    return sorted((r.job_name, _partitions(r), r.run_key) for r in runs)
+    return sorted(
+        ("backfill", ",".join(_backfill_partitions(r)), r.tags[WORK_TAG])
+        if r.asset_graph_subset is not None
+        else (r.job_name, _partitions(r), r.run_key)
+        for r in runs
+    )
 
 
 def _execute(pipeline: Pipeline, result: SensorResult | SkipReason) -> int:
@@ -48,10 +86,14 @@ def _execute(pipeline: Pipeline, result: SensorResult | SkipReason) -> int:
         pipeline.instance.add_dynamic_partitions(PLAN_DIMENSION, list(request.partition_keys))
     runs = result.run_requests if isinstance(result, SensorResult) else []
     for request in runs:
-        outcome = defs.resolve_job_def(request.job_name).execute_in_process(
-            instance=pipeline.instance, partition_key=request.partition_key, tags=request.tags
-        )
-        assert outcome.success
+        # A backfill's runs: one per partition, as the backfill daemon launches them.
+        partitions = _backfill_partitions(request) if request.asset_graph_subset else [request.partition_key]
+        job = "chunks_job" if request.asset_graph_subset else request.job_name
+        for partition in partitions:
+            outcome = defs.resolve_job_def(job).execute_in_process(
+                instance=pipeline.instance, partition_key=partition, tags=request.tags
+            )
+            assert outcome.success
     return len(runs)
 
 
@@ -93,13 +135,20 @@ def test_an_edit_asks_for_its_shard_then_its_chunks(pipeline: Pipeline) -> None:
 
 
 def test_a_returning_plan_key_is_chunked_again(pipeline: Pipeline) -> None:
-    """A -> B -> A -> B: each change is pending work with a run key never used before."""
+    """A -> B -> A -> B: each change is one backfill of the key (once its partitions are
+    registered) with a work key never used before; the old key serves until it is done."""
     _settle(pipeline)
     seen: set[str] = set()
     for child in (150, 200, 150, 200):
         pipeline.write_plans(default=plan_spec(child=child))
+        first = _tick(pipeline)
+        if not _requests(first):  # a key never seen: its partitions are registered first
+            assert first.dynamic_partitions_requests
+            _execute(pipeline, first)
+        served = pipeline.rows("SELECT DISTINCT plan_key FROM current_chunks")
         requests = _requests(_tick(pipeline))
-        assert requests and all(job == "chunks_job" for job, _, _ in requests)
+        assert requests and all(job == "backfill" for job, _, _ in requests)
+        assert pipeline.rows("SELECT DISTINCT plan_key FROM current_chunks") == served
         keys = {key for _, _, key in requests}
         assert not keys & seen
         seen |= keys
@@ -153,3 +202,66 @@ def test_retired_plan_keys_keep_their_partitions(pipeline: Pipeline) -> None:
     _tick(pipeline)
     keys = set(pipeline.instance.get_dynamic_partitions(PLAN_DIMENSION))
     assert set(old) < keys and len(keys) == 2
+
+
+def _edit_in_shards(pipeline: Pipeline, count: int) -> list[str]:
+    """Edit one file in each of ``count`` shards, no two of them adjacent; their shards."""
+    by_shard: dict[str, Path] = {}
+    for path in sorted(pipeline.inbox.rglob("*")):
+        if path.is_file() and path.suffix in (".md", ".txt"):  # an appended line is new text
+            by_shard.setdefault(shard_of(Document.node_id_for(path.resolve().as_uri())), path)
+    chosen: list[str] = []
+    for shard in sorted(by_shard):
+        if not chosen or SHARDS.index(shard) > SHARDS.index(chosen[-1]) + 1:
+            chosen.append(shard)
+    assert len(chosen) >= count, f"the sample's files fill shards {sorted(by_shard)}"
+    for shard in chosen[:count]:
+        path = by_shard[shard]
+        path.write_bytes(path.read_bytes() + b"\n\nAn edit.\n")
+    return chosen[:count]
+
+
+def test_runs_cover_only_the_partitions_with_work(pipeline: Pipeline) -> None:
+    """Edits in shards apart from each other launch one run each: no run, so no
+    materialization, of a shard between them that has nothing to do."""
+    _settle(pipeline)
+    shards = _edit_in_shards(pipeline, 2)
+    docs = _requests(_tick(pipeline))
+    assert [(job, partition) for job, partition, _ in docs] == [("documents_job", s) for s in shards]
+    _execute(pipeline, _tick(pipeline))
+    (plan,) = [p.key for p in pipeline.plans()]
+    chunks = _requests(_tick(pipeline))
+    assert [(job, partition) for job, partition, _ in chunks] == [
+        ("chunks_job", f"{plan}|{s}") for s in shards
+    ]
+
+
+def test_plans_sensor_lists_a_new_key_and_drops_one_that_never_served(pipeline: Pipeline) -> None:
+    """Without ingest_sensor: a new key's partitions are listed at once (a backfill from the UI
+    can build them), a key given up before it served loses them, and nothing is launched."""
+    store = DuckDBStore(
+        database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file)
+    )
+
+    def tick() -> SensorResult | SkipReason:
+        result = plans_sensor(build_sensor_context(instance=pipeline.instance, resources={"store": store}))
+        for request in result.dynamic_partitions_requests if isinstance(result, SensorResult) else ():
+            if isinstance(request, AddDynamicPartitionsRequest):
+                pipeline.instance.add_dynamic_partitions(PLAN_DIMENSION, list(request.partition_keys))
+            else:
+                for key in request.partition_keys:
+                    pipeline.instance.delete_dynamic_partition(PLAN_DIMENSION, key)
+        assert not isinstance(result, SensorResult) or not result.run_requests
+        return result
+
+    pipeline.run()
+    (served,) = [p.key for p in pipeline.plans()]
+    pipeline.write_plans(default=plan_spec(child=150))
+    (abandoned,) = [p.key for p in pipeline.plans()]
+    tick()
+    assert set(pipeline.instance.get_dynamic_partitions(PLAN_DIMENSION)) == {served, abandoned}
+    assert isinstance(tick(), SkipReason)
+    pipeline.write_plans(default=plan_spec(child=120))
+    (wanted,) = [p.key for p in pipeline.plans()]
+    tick()
+    assert set(pipeline.instance.get_dynamic_partitions(PLAN_DIMENSION)) == {served, wanted}

@@ -29,9 +29,13 @@ def _served(p: Pipeline) -> dict[str, Any]:
         "JOIN plan_status s USING (plan_key) GROUP BY ALL"
     )
     served: dict[str, Any] = {name: {"documents": docs, "chunks": n} for name, docs, n in rows}
-    for name, n in p.rows("SELECT s.name, count(*) FROM graph_nodes JOIN plan_status s USING (plan_key) GROUP BY ALL"):
+    for name, n in p.rows(
+        "SELECT s.name, count(*) FROM graph_nodes JOIN plan_status s USING (plan_key) GROUP BY ALL"
+    ):
         served.setdefault(name, {})["nodes"] = n
-    for name, n in p.rows("SELECT s.name, count(*) FROM chunk_vectors JOIN plan_status s USING (plan_key) GROUP BY ALL"):
+    for name, n in p.rows(
+        "SELECT s.name, count(*) FROM chunk_vectors JOIN plan_status s USING (plan_key) GROUP BY ALL"
+    ):
         served.setdefault(name, {})["vectors"] = n
     return served
 
@@ -43,9 +47,7 @@ def _document(p: Pipeline, uri_end: str) -> dict[str, Any]:
         "WHERE s.uri LIKE ?",
         f"%{uri_end}",
     )
-    vectors = p.rows(
-        "SELECT count(*) FROM chunk_vectors WHERE source_uri LIKE ?", f"%{uri_end}"
-    )[0][0]
+    vectors = p.rows("SELECT count(*) FROM chunk_vectors WHERE source_uri LIKE ?", f"%{uri_end}")[0][0]
     return {
         "versions": {str(v) for v, _, _ in rows},
         "parents": {str(i) for _, level, i in rows if level == 1},
@@ -94,7 +96,12 @@ def test_a_deleted_file_leaves_the_views_at_once(pipeline: Pipeline) -> None:
     assert _document(pipeline, EDITED)["children"]
     (pipeline.inbox / EDITED).unlink()
     engine.run("sources", SHARDS)
-    assert _document(pipeline, EDITED) == {"versions": set(), "parents": set(), "children": set(), "vectors": 0}
+    assert _document(pipeline, EDITED) == {
+        "versions": set(),
+        "parents": set(),
+        "children": set(),
+        "vectors": 0,
+    }
 
 
 def test_a_plan_switch_never_shrinks_the_served_corpus(pipeline: Pipeline) -> None:
@@ -151,7 +158,9 @@ def test_each_plan_switches_on_its_own_and_an_abandoned_key_retires(pipeline: Pi
     assert sorted(building.values()).count("building") == 1 and _served(pipeline) == served
     # The building key is given up for another: it retires, the live one still serves.
     pipeline.write_plans(a=plan_spec(child=120), b=plan_spec(child=300))
-    pipeline.engine().run("parent_chunks", ["00"], next(plan.key for plan in pipeline.plans() if plan.name == "a"))
+    pipeline.engine().run(
+        "parent_chunks", ["00"], next(plan.key for plan in pipeline.plans() if plan.name == "a")
+    )
     states = {k: s.state for k, s in pipeline.store.plan_states().items()}
     assert sorted(states.values()) == ["building", "live", "live", "retired"]
     assert _served(pipeline) == served
