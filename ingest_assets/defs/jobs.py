@@ -15,12 +15,14 @@ from ingest_assets.defs.assets import (
     sources,
 )
 
-__all__ = ["CHUNK_ASSETS", "chunks_job", "documents_job"]
+__all__ = ["CHUNK_ASSETS", "DOCUMENT_ASSETS", "chunks_job", "documents_job"]
 
 documents_job = define_asset_job(
     "documents_job", selection=AssetSelection.assets(sources, documents), executor_def=in_process_executor
 )
-# The chunk assets, in the order a plan key is built (what a backfill of a new key selects).
+# The document assets (one shard's scan and parse), and the chunk assets, in the order a plan
+# key is built (what a backfill of a new key selects).
+DOCUMENT_ASSETS = ["sources", "documents"]
 CHUNK_ASSETS = ["parent_chunks", "child_chunks", "graph_nodes", "embeddings"]
 chunks_job = define_asset_job(
     "chunks_job",

@@ -15,8 +15,8 @@ theirs, with their history.
    registered as above.
 2. While a run or a backfill this sensor launched is active, nothing more is launched.
 3. ``IngestEngine.pending()`` (read-only) says which partitions have work. Document work comes
-   first: a ``documents_job`` run per stretch of consecutive shards with new, changed, deleted
-   or unparsed files. Without it, chunk work: for a live plan key, a ``chunks_job`` run per
+   first: a run of ``sources`` and ``documents`` per stretch of consecutive shards with new, changed, deleted
+   or unparsed files. Without it, chunk work: for a live plan key, a run of the chunk assets per
    stretch of consecutive shards with work (an edit's new version, a catch-up); for a key that
    is not live (a new or returning plan key, building beside the live one) one asset backfill
    of the four chunk assets over its shards with work, listed on the *Backfills* page. Only
@@ -43,7 +43,7 @@ from dagster import (
 )
 
 from ingest_assets.defs.forecast import forecast_observations
-from ingest_assets.defs.jobs import CHUNK_ASSETS, chunks_job, documents_job
+from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
 from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
 from ingest_assets.defs.private import backfill_request, backfills_with
 from ingest_assets.defs.resources import DuckDBStore
@@ -145,7 +145,8 @@ def plans_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Sensor
 
 
 @sensor(
-    jobs=[documents_job, chunks_job],
+    # An asset selection rather than jobs: only a sensor that targets assets may launch backfills.
+    asset_selection=[*DOCUMENT_ASSETS, *CHUNK_ASSETS],
     minimum_interval_seconds=Settings.from_env().sensor_seconds,
     default_status=DefaultSensorStatus.STOPPED,
     description="Runs exactly what the store says is pending: new, changed and deleted files, "
@@ -205,9 +206,9 @@ def _requests(
     unmade = _never_materialized(instance, "documents", list(SHARDS))
     if pending.documents or unmade:
         groups = {None: sorted({*pending.documents, *unmade})}
-        job = documents_job.name
+        job, assets = "documents", DOCUMENT_ASSETS
     else:
-        job = chunks_job.name
+        job, assets = "chunks", CHUNK_ASSETS
         groups = {key: [f"{key}|{shard}" for shard in shards] for key, shards in pending.chunks.items()}
         known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
         for plan in plans:
@@ -241,7 +242,7 @@ def _requests(
             requests.append(
                 RunRequest(
                     run_key=f"{job}:{first}..{last}:{key}:{failed}",
-                    job_name=job,
+                    asset_selection=[AssetKey(asset) for asset in assets],
                     partition_key=first if len(batch) == 1 else None,
                     tags={
                         AUTOMATION_TAG: "true",

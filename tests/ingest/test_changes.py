@@ -121,12 +121,15 @@ def test_ingest_changes_lists_a_run_and_refuses_bad_input(
     target = pipeline.inbox / "field-notes.html"
     target.write_text(target.read_text().replace("</body>", "<p>Late note.</p></body>"))
     pipeline.run()
-    # The documents run takes the old version's chunks out; the chunks run puts the new ones in.
+    # The documents run moves nothing (the old version stays served); the chunks run swaps the
+    # old version's chunks for the new ones in one promotion.
     runs = pipeline.rows(
-        'SELECT run_id, list(DISTINCT "change") FROM chunk_changes WHERE "at" > ? GROUP BY run_id', mark
+        'SELECT run_id, list(DISTINCT "change" ORDER BY "change") FROM chunk_changes WHERE "at" > ? '
+        "GROUP BY run_id",
+        mark,
     )
-    assert sorted(changes for _, changes in runs) == [["added"], ["removed"]]
-    (edit_run,) = [run for run, changes in runs if changes == ["added"]]
+    assert [changes for _, changes in runs] == [["added", "removed"]]
+    (edit_run,) = [run for run, _ in runs]
     capsys.readouterr()
     assert main(["changes", "--db", str(pipeline.db), "--run", edit_run, "--chunks"]) == 0
     out = capsys.readouterr().out

@@ -18,7 +18,7 @@ from dagster._core.test_utils import create_run_for_test
 
 from chunking import Document
 from ingest_assets.defs import build_definitions
-from ingest_assets.defs.jobs import CHUNK_ASSETS
+from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
 from ingest_assets.defs.partitions import PLAN_DIMENSION
 from ingest_assets.defs.private import backfill_partitions
 from ingest_assets.defs.resources import DuckDBStore
@@ -65,6 +65,14 @@ def _backfill_partitions(request: RunRequest) -> list[str]:
     return partitions
 
 
+def _job(request: RunRequest) -> str:
+    """The job whose assets a run request selects (the sensor targets assets, not jobs)."""
+    selected = sorted(key.to_user_string() for key in request.asset_selection or ())
+    jobs = {"documents_job": sorted(DOCUMENT_ASSETS), "chunks_job": sorted(CHUNK_ASSETS)}
+    (job,) = [name for name, assets in jobs.items() if assets == selected]
+    return job
+
+
 def _requests(result: SensorResult | SkipReason) -> list[tuple[str, str, str]]:
     """Each request as (job, partitions, run key); a backfill as ("backfill", its partitions,
     its work tag)."""
@@ -72,7 +80,7 @@ def _requests(result: SensorResult | SkipReason) -> list[tuple[str, str, str]]:
     return sorted(
         ("backfill", ",".join(_backfill_partitions(r)), r.tags[WORK_TAG])
         if r.asset_graph_subset is not None
-        else (r.job_name, _partitions(r), r.run_key)
+        else (_job(r), _partitions(r), r.run_key)
         for r in runs
     )
 
@@ -88,7 +96,7 @@ def _execute(pipeline: Pipeline, result: SensorResult | SkipReason) -> int:
     for request in runs:
         # A backfill's runs: one per partition, as the backfill daemon launches them.
         partitions = _backfill_partitions(request) if request.asset_graph_subset else [request.partition_key]
-        job = "chunks_job" if request.asset_graph_subset else request.job_name
+        job = "chunks_job" if request.asset_graph_subset else _job(request)
         for partition in partitions:
             outcome = defs.resolve_job_def(job).execute_in_process(
                 instance=pipeline.instance, partition_key=partition, tags=request.tags

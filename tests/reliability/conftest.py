@@ -125,6 +125,12 @@ def consistency_violations(store: IngestStore) -> list[str]:
     bad += [f"graph set {k} is partial" for (k,) in partial_graphs]
     duplicates = store.query("SELECT set_key, id FROM chunks GROUP BY ALL HAVING count(*) > 1 LIMIT 5")
     bad += [f"chunk {i} twice in set {k}" for k, i in duplicates]
+    # Promotions are rows: two for one (plan, document) with the same seq would be two writers
+    # each promoting what it saw, and the views could serve either.
+    twice = store.query(
+        "SELECT plan_key, document_id, seq FROM promotions GROUP BY ALL HAVING count(*) > 1 LIMIT 5"
+    )
+    bad += [f"{plan}: document {doc} promoted twice as number {seq}" for plan, doc, seq in twice]
     orphan_rows = store.query(
         "SELECT count(*) FROM chunks c "
         "WHERE NOT EXISTS (SELECT 1 FROM chunk_sets s WHERE s.set_key = c.set_key)"
@@ -135,13 +141,14 @@ def consistency_violations(store: IngestStore) -> list[str]:
 
 
 def missing_sets(store: IngestStore) -> list[str]:
-    """(plan, document, role) a complete run must have made: each live plan has a parent, child and
-    graph set for every current document (documents that failed are not current)."""
+    """(plan, document, role) a complete run must have made: each live plan serves a parent, child
+    and graph set of the current version of every current document (documents that failed are
+    not current)."""
     rows = store.query(
-        "SELECT p.plan_key, d.source_uri, r.role FROM plans p, current_documents d, "
-        "(VALUES ('parent'), ('child'), ('graph')) r(role) WHERE p.live AND NOT EXISTS ("
+        "SELECT p.plan_key, d.source_uri, r.role FROM plan_status p, current_documents d, "
+        "(VALUES ('parent'), ('child'), ('graph')) r(role) WHERE p.state = 'live' AND NOT EXISTS ("
         "SELECT 1 FROM current_members m WHERE m.plan_key = p.plan_key "
-        "AND m.document_id = d.document_id AND m.role = r.role)"
+        "AND m.document_id = d.document_id AND m.version_id = d.version_id AND m.role = r.role)"
     )
     return [f"{plan}: {uri} has no {role} set" for plan, uri, role in rows]
 
