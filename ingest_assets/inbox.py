@@ -33,10 +33,16 @@ class InboxFile:
 
 @dataclass(frozen=True)
 class InboxWalk:
-    """What one walk found: source files sorted by path, and how many entries it skipped."""
+    """What one walk found: source files sorted by path, and the entries it skipped (each
+    path with why, for people to read)."""
 
     files: tuple[InboxFile, ...]
-    skipped: int
+    skipped_paths: tuple[tuple[Path, str], ...] = ()
+
+    @property
+    def skipped(self) -> int:
+        """How many entries the walk skipped."""
+        return len(self.skipped_paths)
 
 
 def walk_inbox(inbox: str | Path) -> InboxWalk:
@@ -49,10 +55,10 @@ def walk_inbox(inbox: str | Path) -> InboxWalk:
     if not root_path.is_dir():
         raise FileNotFoundError(f"inbox {root_path} is not a folder; pass --inbox or set INGEST_INBOX")
     found: list[InboxFile] = []
-    skipped = 0
+    skipped: list[tuple[Path, str]] = []
     for root, dirs, files in os.walk(root_path.resolve(), followlinks=False):
         links = [d for d in dirs if not d.startswith(".") and os.path.islink(os.path.join(root, d))]
-        skipped += len(links)
+        skipped += [(Path(root, d), "a link to a folder (links are never followed)") for d in links]
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in links]
         for name in files:
             if name.startswith("."):
@@ -61,14 +67,20 @@ def walk_inbox(inbox: str | Path) -> InboxWalk:
             try:
                 stat = path.lstat()
                 str(path).encode("utf-8")  # a name the store cannot hold as text
-            except (OSError, UnicodeEncodeError):
-                skipped += 1
+            except OSError:
+                skipped.append((path, "gone while the inbox was read"))
+                continue
+            except UnicodeEncodeError:
+                skipped.append((path, "a name that is not UTF-8 (rename the file)"))
                 continue
             # Inside the inbox by construction: ``root`` comes from walking the resolved inbox
             # without entering linked folders, and the file itself is no link.
+            if stat_module.S_ISLNK(stat.st_mode):
+                skipped.append((path, "a link (links are never followed: copy the file into the inbox)"))
+                continue
             if not stat_module.S_ISREG(stat.st_mode):
-                skipped += 1
+                skipped.append((path, "not a regular file (a pipe, socket or device)"))
                 continue
             found.append(InboxFile(path, stat))
     found.sort(key=lambda f: f.path)
-    return InboxWalk(tuple(found), skipped)
+    return InboxWalk(tuple(found), tuple(skipped))

@@ -45,7 +45,8 @@ def _binary(source: str, why: str) -> ParseError:
     return ParseError(
         source,
         f"not a text file ({why})",
-        "pass the right kind= if this is a PDF, or convert the file to UTF-8 text",
+        "convert the file to UTF-8 text or to a supported format (Markdown, HTML, CSV, chat JSON, PDF), "
+        "or move it out of the inbox",
     )
 
 

@@ -95,7 +95,12 @@ def _open(data: bytes, source_uri: str) -> pdfium.PdfDocument:
     if not data:
         raise ParseError(source_uri, "the file is empty", "check the file was written completely")
     if b"%PDF-" not in data[:1024]:
-        raise ParseError(source_uri, "not a PDF (no %PDF- header)", "pass the right kind= for this file")
+        raise ParseError(
+            source_uri,
+            "named as a PDF but not one (no %PDF- header)",
+            "give the file the extension of its real format (.md, .html, .txt, .csv, .json), "
+            "or replace it with the PDF",
+        )
     try:
         return pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:

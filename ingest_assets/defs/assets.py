@@ -90,6 +90,8 @@ def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) 
             context.add_asset_metadata(metadata, partition_key=partition_key)
             for failure in getattr(result, "failures", ()):
                 context.log.warning(f"{step} {partition_key}: {failure.message}")
+            for skipped in getattr(result, "skipped_files", ()):
+                context.log.warning(f"{step} {partition_key}: skipped {skipped}")
             versions.append(found[shard])
     # One version per run: a partition's own in a one-partition run, else a digest of the range's.
     version = (

@@ -51,6 +51,9 @@ def result_metadata(result: StepResult) -> dict[str, Any]:
         if f.name == "failures":
             if value:
                 metadata["failures"] = MetadataValue.md(_failures_table(value))
+        elif f.name == "skipped_files":
+            if value:
+                metadata["skipped_files"] = MetadataValue.md("\n".join(f"- {md_cell(v, 300)}" for v in value))
         elif isinstance(value, dict):
             metadata[f.name] = MetadataValue.json(value)
         else:
@@ -86,8 +89,8 @@ def result_from_metadata(kind: type[StepResult], metadata: dict[str, Any]) -> St
 def plans_table(plans: list[Plan]) -> str:
     """The live plans of the plans file as a Markdown table: key, kinds, parent and child settings.
 
-    Plan partitions not listed here are retired: their sets stay stored (putting the settings
-    back reuses them) and the store's views leave them out.
+    Plan partitions not listed here serve until their plan's new key is built, then retire:
+    their sets stay stored (putting the settings back reuses them).
     """
     lines = ["| plan key | kinds | parent | child |", "|---|---|---|---|"]
     for plan in plans:
@@ -95,5 +98,8 @@ def plans_table(plans: list[Plan]) -> str:
             parent, child = (json.dumps(route[role], sort_keys=True) for role in ("parent", "child"))
             lines.append(f"| {plan.key} | {md_cell(kind)} | {md_cell(parent, 400)} | {md_cell(child, 400)} |")
     lines.append("")
-    lines.append("Plan partitions not in this table are retired: kept, with their history, out of the views.")
+    lines.append(
+        "Plan partitions not in this table serve until their plan's new key is built, then retire "
+        "(kept, with their history). `ingest plans` shows each key's state."
+    )
     return "\n".join(lines)

@@ -39,8 +39,8 @@ class FailedFile:
 @dataclass
 class ScanResult:
     """The inbox files of a shard against the store: ``new + changed + unchanged == files``;
-    ``deleted`` files were known and are gone; ``skipped`` counts links, special files and
-    names that are not UTF-8 (over the whole inbox, so it is the same in every shard)."""
+    ``deleted`` files were known and are gone; ``skipped`` counts the links, special files and
+    names that are not UTF-8 of the shard, and ``skipped_files`` names each with why."""
 
     files: int = 0
     new: int = 0
@@ -48,6 +48,7 @@ class ScanResult:
     unchanged: int = 0
     deleted: int = 0
     skipped: int = 0
+    skipped_files: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -135,14 +136,12 @@ R = TypeVar("R", ScanResult, ParseResult, ChunkResult, GraphResult, EmbedResult)
 
 def combined(results: Iterable[R], empty: R) -> R:
     """The sum of shard results of one step (counts added, lists and dicts joined); ``empty``
-    gives the type and is not changed. ``skipped`` of a scan is inbox-wide, so it is taken once."""
+    gives the type and is not changed."""
     total = dataclasses.replace(empty)
     for result in results:
         for f in dataclasses.fields(result):
             mine, theirs = getattr(total, f.name), getattr(result, f.name)
-            if f.name == "skipped":
-                setattr(total, f.name, max(mine, theirs))
-            elif isinstance(theirs, bool | str):
+            if isinstance(theirs, bool | str):
                 setattr(total, f.name, theirs)
             elif isinstance(theirs, int | float):
                 setattr(total, f.name, mine + theirs)

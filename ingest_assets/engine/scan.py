@@ -72,6 +72,19 @@ class ScanDiff:
     results: dict[str, ScanResult]
 
 
+def _utf8(path: Path) -> bool:
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: Path) -> str:
+    """``path`` as text people can read (undecodable bytes as escapes)."""
+    return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def scan_diff(store: IngestStore, inbox: str | Path, shards: set[str]) -> ScanDiff:
     """Compare the inbox files of ``shards`` with the store; read-only.
 
@@ -82,7 +95,13 @@ def scan_diff(store: IngestStore, inbox: str | Path, shards: set[str]) -> ScanDi
     hashed_at = time.time_ns()
     walk = walk_inbox(inbox)
     known = store.sources(shards)
-    results = {shard: ScanResult(skipped=walk.skipped) for shard in shards}
+    results = {shard: ScanResult() for shard in shards}
+    for path, why in walk.skipped_paths:
+        # Counted and named once, in the shard the entry would belong to as a file.
+        shard = shard_of(Document.node_id_for(path.as_uri() if _utf8(path) else str(path)))
+        if shard in results:
+            results[shard].skipped += 1
+            results[shard].skipped_files.append(f"{_shown(path)}: {why}")
     writes: list[SourceRow] = []
     seen: set[str] = set()
     for found in walk.files:

@@ -68,8 +68,11 @@ def test_shard_results_add_up_counts_lists_and_kinds() -> None:
     assert (total.parsed, total.failed, total.kinds) == (3, 1, {"pdf": 1, "text": 2})
     assert [f.source_uri for f in total.failures] == ["file:///a", "file:///b"]
     assert results["00"].parsed == 2  # the parts are left as they were
-    scans = combined([ScanResult(files=2, skipped=3), ScanResult(files=1, skipped=3)], ScanResult())
-    assert (scans.files, scans.skipped) == (3, 3)  # skipped counts the whole inbox once
+    scans = combined(
+        [ScanResult(files=2, skipped=1, skipped_files=["a: a link"]), ScanResult(files=1, skipped=2)],
+        ScanResult(),
+    )
+    assert (scans.files, scans.skipped, scans.skipped_files) == (3, 3, ["a: a link"])  # each in its shard
 
 
 def test_every_result_goes_through_metadata_and_back() -> None:
@@ -144,4 +147,14 @@ def test_the_inbox_walk_skips_links_specials_and_hidden_files(tmp_path: Path) ->
     assert [f.path.name for f in walk.files] == ["a.md", "b.txt"] and walk.skipped == 3
     engine = IngestEngine(IngestStore(tmp_path / "s.duckdb"), inbox, [])
     assert engine.scan().total.files == 2 and engine.pending().documents  # the sensor's view too
-    assert engine.scan().total.skipped == 3
+    by_shard = engine.scan()
+    assert by_shard.total.skipped == 3
+    # Each skipped entry is counted once, in one shard, and named with why.
+    named = [(shard, text) for shard, result in by_shard.items() for text in result.skipped_files]
+    assert sorted(text.split(": ")[0].rsplit("/", 1)[1] for _, text in named) == [
+        "dangling.md",
+        "linked-dir",
+        "pipe",
+    ]
+    assert sum(result.skipped for result in by_shard.values()) == 3
+    assert any("links are never followed" in text for _, text in named)
