@@ -62,31 +62,44 @@ def _label(heading_path: list[str]) -> str | None:
     return Chunk.model_construct(heading_path=list(heading_path)).section_label()
 
 
-def search(store: IngestStore, plan: Plan, query: str, k: int = 10) -> list[Hit]:
-    """The ``k`` current children of ``plan`` nearest to ``query``, best first.
+def served_key(store: IngestStore, plan: Plan) -> tuple[str, str, int]:
+    """The key ``plan``'s name serves (its live key, which is the plans file's key unless a new
+    one is still building), with the model spec and dimension its vectors were made with.
 
     Raises:
-        SearchError: The plan does not embed, or the store has no vectors of its current model
-            (run ``ingest run`` first).
+        SearchError: No key of the plan serves vectors yet (run ``ingest run`` first).
     """
-    embedding = plan.embedding
-    if embedding is None:
+    rows = store.query(
+        "SELECT s.plan_key, e.settings, e.dimension FROM plan_status s "
+        "JOIN plan_embeddings e USING (plan_key) WHERE s.name = ? AND s.state = 'live'",
+        [plan.name],
+    )
+    if not rows:
+        raise SearchError(f"the store has no vectors of plan {plan.name!r}; run `ingest run` first")
+    key, settings, dimension = rows[0]
+    return key, json.loads(settings)["model"], int(dimension)
+
+
+def search(store: IngestStore, plan: Plan, query: str, k: int = 10) -> tuple[str, list[Hit]]:
+    """The served key of ``plan`` and its ``k`` current children nearest to ``query``, best first.
+
+    The query is embedded with the model the served vectors were made with, so a search keeps
+    working while a new key (or a new model) of the plan is being built.
+
+    Raises:
+        SearchError: The plan does not embed, or the store serves no vectors of it yet.
+    """
+    if plan.embedding is None:
         raise SearchError(f"plan {plan.name!r} has no embedding stage")
-    recorded = store.query("SELECT model FROM plan_embeddings WHERE plan_key = ?", [plan.key])
-    if not recorded or recorded[0][0] != embedding.model_fingerprint:
-        raise SearchError(
-            f"the store has no vectors of plan {plan.key} under {embedding.model.spec}; "
-            "run `ingest run` first"
-        )
-    vector = load_model(embedding.model.spec).embed_batch([query])[0].tolist()
-    dim = int(embedding.model.dimension)  # an int from the model, so safe in the SQL text
+    key, spec, dim = served_key(store, plan)
+    vector = load_model(spec).embed_batch([query])[0].tolist()
     rows = store.query(
         f"SELECT id::VARCHAR, parent_id::VARCHAR, heading_path, source_uri, "
         f"array_cosine_similarity(vector::FLOAT[{dim}], ?::FLOAT[{dim}]) AS score, text "
         "FROM chunk_vectors WHERE plan_key = ? ORDER BY score DESC, id LIMIT ?",
-        [vector, plan.key, k],
+        [vector, key, k],
     )
-    return [
+    return key, [
         Hit(i, parent, _label(path), uri, float(score), text) for i, parent, path, uri, score, text in rows
     ]
 
@@ -118,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         plan = _plan(plans, args.plan)
         database = args.db or settings.database
         store = IngestStore(database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
-        hits = search(store, plan, args.query, args.k)
+        key, hits = search(store, plan, args.query, args.k)
+        spec = served_key(store, plan)[1]
     except PlanError as error:
         print(f"ingest search: invalid plans: {error}", file=sys.stderr)
         return 2
@@ -127,9 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.json:
         out: list[dict[str, Any]] = [asdict(hit) for hit in hits]
-        print(json.dumps({"plan": plan.key, "hits": out}, indent=2))
+        print(json.dumps({"plan": key, "hits": out}, indent=2))
     else:
-        print(f"plan {plan.key}, model {plan.embedding.model.spec if plan.embedding else '-'}")
+        print(f"plan {key}, model {spec}")
         _print(hits)
     return 0
 

@@ -208,7 +208,7 @@ def test_search_finds_children_by_their_own_text(pipeline: Pipeline, mode: str) 
     picked = random.Random(20).sample(sorted(hashes), 100)
     found = 0
     for chunk_id in picked:
-        (hit,) = search(store, plan, embedded[chunk_id], k=1)
+        _, (hit,) = search(store, plan, embedded[chunk_id], k=1)
         found += hashes[hit.id] == hashes[chunk_id]  # the chunk, or one with the same embedded text
     assert found >= 95, f"recall@1 {found}/100"
 
