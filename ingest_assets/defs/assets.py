@@ -149,7 +149,10 @@ def graph_nodes(context: AssetExecutionContext, store: DuckDBStore) -> Materiali
     return _materialize(context, store, "graph_nodes")
 
 
-@asset(deps=[child_chunks], partitions_def=plan_shard_partitions, **_COMMON)
+# After graph_nodes too, though it reads only children: for a plan that embeds, the embeddings
+# step is the last one, where a document is promoted and a key switches, so its metadata shows
+# the key's state after the run.
+@asset(deps=[child_chunks, graph_nodes], partitions_def=plan_shard_partitions, **_COMMON)
 def embeddings(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Vectors of the current children of plans with ``embedding``; only never-embedded texts
     go to the model (a vector is keyed by text hash and model fingerprint)."""

@@ -5,9 +5,10 @@
 reads the plans file and adds each new plan key as a ``plan`` partition, with the key's
 forecast (``ingest plans --diff``) on its partitions, so after an edit of the plans file (and
 *Reload*) the new key's partitions are listed as missing within a tick, whatever
-``ingest_sensor``'s state: a backfill of them from the UI builds the key. A key given up before
-it ever served (abandoned for another, or removed) loses its partitions; keys that served keep
-theirs, with their history.
+``ingest_sensor``'s state: a backfill of them from the UI builds the key. When a key's state in
+the store changes (building, live, retired) its partitions get an observation saying so. A key
+given up before it ever served (abandoned for another, or removed) loses its partitions; keys
+that served keep theirs, with their history.
 
 ``ingest_sensor`` (off by default: the one switch), every ``INGEST_SENSOR_SECONDS`` (30):
 
@@ -28,10 +29,12 @@ theirs, with their history.
 """
 
 import hashlib
+import json
 from typing import Any
 
 from dagster import (
     AssetKey,
+    AssetObservation,
     DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
@@ -97,20 +100,16 @@ def range_tags(start: str, end: str) -> dict[str, str]:
 
 
 def _registrations(
-    context: SensorEvaluationContext, store: DuckDBStore, plans: list[Plan], prune: bool
+    context: SensorEvaluationContext, store: DuckDBStore, plans: list[Plan], kept: set[str] | None
 ) -> tuple[list[Any], list[Any]]:
-    """The dynamic-partition requests that register the plans file's new keys (and, with
-    ``prune``, drop the partitions of keys that never served and are no longer wanted), and
-    the new keys' forecasts."""
+    """The dynamic-partition requests that register the plans file's new keys (and, given the
+    keys to ``kept`` besides the file's, drop the partitions of the others), and the new keys'
+    forecasts."""
     known = set(context.instance.get_dynamic_partitions(PLAN_DIMENSION))
     wanted = {plan.key for plan in plans}
     added = sorted(wanted - known)
     requests = [plan_partitions.build_add_request(added)] if added else []
-    if prune and known - wanted:
-        try:
-            kept = _served_or_building(store)
-        except StoreError:
-            kept = known  # the store is busy: prune next time
+    if kept is not None:
         dropped = sorted(known - wanted - kept)
         if dropped:
             requests.append(plan_partitions.build_delete_request(dropped))
@@ -119,18 +118,50 @@ def _registrations(
     return requests, forecasts
 
 
-def _served_or_building(store: DuckDBStore) -> set[str]:
-    """Plan keys the store has served at some time, or is building now."""
+def _states_and_kept(store: DuckDBStore) -> tuple[dict[str, str], set[str]]:
+    """Each stored plan key's state, and the keys whose partitions stay: those building or live
+    now, and those that served at some time (their history is worth keeping)."""
     view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS)
-    rows = view.query("SELECT DISTINCT plan_key FROM plan_states WHERE state IN ('live', 'building')")
-    return {key for (key,) in rows}
+    with view.session():
+        states = {key: s.state for key, s in view.plan_states().items()}
+        served = {
+            key for (key,) in view.query("SELECT DISTINCT plan_key FROM plan_states WHERE state = 'live'")
+        }
+    return states, served | {key for key, state in states.items() if state != "retired"}
+
+
+def _state_observations(
+    known: set[str], states: dict[str, str], cursor: str | None
+) -> list[AssetObservation]:
+    """An observation of each chunk asset's partitions of every listed plan key whose state
+    changed since the states in ``cursor`` (JSON), so the UI shows a key going live or retiring."""
+    seen = json.loads(cursor) if cursor else {}
+    return [
+        AssetObservation(
+            asset_key=asset,
+            partition=f"{key}|{shard}",
+            metadata={"plan_state": STATE_TEXT.get(state, state)},
+        )
+        for key, state in sorted(states.items())
+        if key in known and seen.get(key) != state
+        for asset in CHUNK_ASSETS
+        for shard in SHARDS
+    ]
+
+
+STATE_TEXT = {
+    "live": "live",
+    "building": "building (the views switch to it when it covers every document)",
+    "retired": "retired (stored: putting its settings back serves it again without chunking)",
+}
 
 
 @sensor(
     minimum_interval_seconds=Settings.from_env().sensor_seconds,
     default_status=DefaultSensorStatus.RUNNING,
     description="Lists each plan key of the plans file as partitions of the chunk assets (within a "
-    "tick of a Reload), so a new key can be backfilled from the UI. Launches nothing.",
+    "tick of a Reload), so a new key can be backfilled from the UI, and observes each key going live "
+    "or retiring. Launches nothing.",
 )
 def plans_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
     """Register the plans file's keys as partitions (see the module docstring)."""
@@ -138,10 +169,21 @@ def plans_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Sensor
         plans = store.plans()
     except PlanError as error:
         return SkipReason(f"the plans file is invalid, nothing registered: {error}")
-    requests, forecasts = _registrations(context, store, plans, prune=True)
-    if not requests:
+    try:
+        states, kept = _states_and_kept(store)
+    except StoreError:
+        states, kept = {}, None  # the store is busy: prune and observe next time
+    requests, forecasts = _registrations(context, store, plans, kept)
+    observed: list[AssetObservation] = []
+    if kept is not None:
+        listed = set(context.instance.get_dynamic_partitions(PLAN_DIMENSION)) & (
+            kept | {p.key for p in plans}
+        )
+        observed = _state_observations(listed, states, context.cursor)
+        context.update_cursor(json.dumps(states, sort_keys=True))
+    if not requests and not observed:
         return SkipReason("every plan key of the plans file is listed")
-    return SensorResult(dynamic_partitions_requests=requests, asset_events=forecasts)
+    return SensorResult(dynamic_partitions_requests=requests, asset_events=[*forecasts, *observed])
 
 
 @sensor(
@@ -160,7 +202,7 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
         plans = store.plans()
     except PlanError as error:
         return SkipReason(f"the plans file is invalid, nothing launched: {error}")
-    registrations, forecasts = _registrations(context, store, plans, prune=False)
+    registrations, forecasts = _registrations(context, store, plans, None)
 
     def result(reason: str | None = None, requests: list[RunRequest] | None = None) -> SensorResult:
         return SensorResult(

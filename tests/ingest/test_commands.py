@@ -1,4 +1,4 @@
-"""Every ``ingest`` command on a DuckLake store, as on a DuckDB file: ``run``, ``plans`` (with
+"""Every ``ingest`` command on a DuckLake store, as on a DuckDB file: ``plans`` (with
 each key's state, and ``--diff``), ``changes``, ``export`` and ``search`` take ``--db`` as
 the store's location and print the same things on both backends."""
 
@@ -28,7 +28,7 @@ def test_every_command_works_on_either_backend(
     pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pipeline.write_plans(default={**plan_spec(), "embedding": {"model": MODEL, "text": "contextual"}})
-    pipeline.run()
+    pipeline.engine().run_pending()
     db, plans = str(pipeline.db), str(pipeline.plans_file)
     (key,) = [plan.key for plan in pipeline.plans()]
 
@@ -51,7 +51,7 @@ def test_every_command_works_on_either_backend(
     pipeline.write_plans(default={**plan_spec(), "embedding": {"model": MODEL, "text": "contextual"}})
     edited = pipeline.inbox / "troubleshooting.md"
     edited.write_text(edited.read_text() + "\n\nOne more tip, for the command tests.\n")
-    pipeline.run()
+    pipeline.engine().run_pending()
     code, out, err = _ingest(pipeline, capsys, "changes", "--db", db, "--plan", "default")
     assert code == 0, err
     assert "troubleshooting.md" in out

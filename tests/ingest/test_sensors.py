@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dagster import (
     AddDynamicPartitionsRequest,
+    AssetObservation,
     DagsterRunStatus,
     RunRequest,
     SensorResult,
@@ -246,13 +247,20 @@ def test_runs_cover_only_the_partitions_with_work(pipeline: Pipeline) -> None:
 
 def test_plans_sensor_lists_a_new_key_and_drops_one_that_never_served(pipeline: Pipeline) -> None:
     """Without ingest_sensor: a new key's partitions are listed at once (a backfill from the UI
-    can build them), a key given up before it served loses them, and nothing is launched."""
+    can build them), a key given up before it served loses them, each key's state change is
+    observed on its partitions, and nothing is launched."""
     store = DuckDBStore(
         database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file)
     )
+    cursor: list[str | None] = [None]
 
-    def tick() -> SensorResult | SkipReason:
-        result = plans_sensor(build_sensor_context(instance=pipeline.instance, resources={"store": store}))
+    def tick() -> dict[str, set[str]]:
+        """One tick, applied as the daemon would; the plan states it observed, by key."""
+        context = build_sensor_context(
+            instance=pipeline.instance, resources={"store": store}, cursor=cursor[0]
+        )
+        result = plans_sensor(context)
+        cursor[0] = context.cursor
         for request in result.dynamic_partitions_requests if isinstance(result, SensorResult) else ():
             if isinstance(request, AddDynamicPartitionsRequest):
                 pipeline.instance.add_dynamic_partitions(PLAN_DIMENSION, list(request.partition_keys))
@@ -260,16 +268,30 @@ def test_plans_sensor_lists_a_new_key_and_drops_one_that_never_served(pipeline: 
                 for key in request.partition_keys:
                     pipeline.instance.delete_dynamic_partition(PLAN_DIMENSION, key)
         assert not isinstance(result, SensorResult) or not result.run_requests
-        return result
+        observed: dict[str, set[str]] = {}
+        for event in result.asset_events if isinstance(result, SensorResult) else ():
+            if isinstance(event, AssetObservation) and "plan_state" in event.metadata:  # not a forecast
+                observed.setdefault(event.partition.split("|")[0], set()).add(
+                    event.metadata["plan_state"].value
+                )
+        return observed
 
     pipeline.run()
     (served,) = [p.key for p in pipeline.plans()]
+    assert tick() == {served: {"live"}}
     pipeline.write_plans(default=plan_spec(child=150))
     (abandoned,) = [p.key for p in pipeline.plans()]
     tick()
     assert set(pipeline.instance.get_dynamic_partitions(PLAN_DIMENSION)) == {served, abandoned}
-    assert isinstance(tick(), SkipReason)
+    pipeline.engine().run("parent_chunks", ["00"], abandoned)  # it starts building, then is given up
+    assert {key: {s.split(" ")[0] for s in v} for key, v in tick().items()} == {abandoned: {"building"}}
+    assert isinstance(tick(), dict) and tick() == {}
     pipeline.write_plans(default=plan_spec(child=120))
     (wanted,) = [p.key for p in pipeline.plans()]
     tick()
+    pipeline.engine().run("parent_chunks", ["00"], wanted)
+    tick()
     assert set(pipeline.instance.get_dynamic_partitions(PLAN_DIMENSION)) == {served, wanted}
+    pipeline.engine().run_pending()
+    changed = {key: {s.split(" ")[0] for s in v} for key, v in tick().items()}
+    assert changed == {served: {"retired"}, wanted: {"live"}}
