@@ -27,11 +27,18 @@ def test_definitions_hold_the_asset_graph() -> None:
     graph = defs.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
     assert keys == {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes", "embeddings"}
-    assert graph.get(AssetKey("embeddings")).parent_keys == {AssetKey("child_chunks")}
+    # embeddings reads children; it runs after graph_nodes, where documents of plans without
+    # embeddings are promoted, so it is the last step of a plan that embeds.
+    assert graph.get(AssetKey("embeddings")).parent_keys == {
+        AssetKey("child_chunks"),
+        AssetKey("graph_nodes"),
+    }
     assert graph.get(AssetKey("child_chunks")).parent_keys == {AssetKey("parent_chunks")}
     dims = graph.get(AssetKey("parent_chunks")).partitions_def.partition_dimension_names
     assert dims == ["plan", "shard"]
-    assert {s.name for s in defs.sensors} == {"ingest_sensor"}  # the one switch
+    # The one switch, off by default; plans_sensor, on by default, only lists plan keys.
+    sensors = {s.name: s.default_status.value for s in defs.sensors}
+    assert sensors == {"ingest_sensor": "STOPPED", "plans_sensor": "RUNNING"}
     assert not any(graph.get(key).automation_condition for key in graph.get_all_asset_keys())
     checks = {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys}
     assert checks == {
