@@ -29,10 +29,6 @@ def _debug() -> bool:
         return False
 
 
-def _outside(shards: list[str], low: str, high: str) -> list[str]:
-    return [s for s in shards if not low <= s <= high]
-
-
 def run_pipeline(
     *,
     inbox: str | None = None,
@@ -62,6 +58,7 @@ def run_pipeline(
         ValueError: A setting is invalid; the message names it.
     """
     from ingest_assets.engine import SHARDS, IngestEngine
+    from ingest_assets.engine.keys import stretches
     from ingest_assets.store import IngestStore
 
     started = time.perf_counter()
@@ -92,27 +89,24 @@ def run_pipeline(
         from ingest_assets.defs.launch import Launcher
 
         launcher = Launcher(settings, keys, instance)
-    skipped = list(SHARDS)
-    if todo.documents:
-        low, high = todo.documents[0], todo.documents[-1]
-        results = launcher.execute("documents_job", low, high)
+    # One run per stretch of consecutive shards with work: a shard without work is not
+    # materialized, so each partition's latest materialization is its own work.
+    for run in stretches(todo.documents):
+        results = launcher.execute("documents_job", run[0], run[-1])
         scanned, parsed = results["sources"], results["documents"]
         for field in ("parsed", "unchanged", "failed"):
             summary["documents"][field] += getattr(parsed, field)
         summary["documents"]["deleted"] += scanned.deleted
         for field in summary["sources"]:
             summary["sources"][field] += getattr(scanned, field)
-        skipped = _outside(list(SHARDS), low, high)
-    for shard in skipped:
+    for shard in sorted(set(SHARDS) - set(todo.documents)):
         summary["documents"]["unchanged"] += todo.idle[shard].unchanged
         summary["sources"]["files"] += todo.idle[shard].files
         summary["sources"]["unchanged"] += todo.idle[shard].files
     for key in keys:
-        shards = todo.chunks.get(key)
-        skipped = list(SHARDS)
-        if shards:
-            low, high = shards[0], shards[-1]
-            results = launcher.execute("chunks_job", f"{key}|{low}", f"{key}|{high}")
+        shards = todo.chunks.get(key, [])
+        for run in stretches(shards):
+            results = launcher.execute("chunks_job", f"{key}|{run[0]}", f"{key}|{run[-1]}")
             for asset, role in (("parent_chunks", "parent"), ("child_chunks", "child")):
                 for field in ("created", "reused"):
                     summary["chunk_sets"][role][field] += getattr(results[asset], field)
@@ -122,8 +116,7 @@ def run_pipeline(
                 summary["graph_sets"][field] += getattr(results["graph_nodes"], field)
             for field in summary["embeddings"]:
                 summary["embeddings"][field] += getattr(results.get("embeddings"), field, 0)
-            skipped = _outside(list(SHARDS), low, high)
-        for shard in skipped:
+        for shard in sorted(set(SHARDS) - set(shards)):
             reused = todo.idle[shard].reused[key]
             summary["chunk_sets"]["parent"]["reused"] += reused["parent"]
             summary["chunk_sets"]["child"]["reused"] += reused["child"]

@@ -51,6 +51,7 @@ from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
 from ingest_assets.defs.private import backfill_request, backfills_with
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import SHARDS, IngestEngine
+from ingest_assets.engine.keys import stretches
 from ingest_assets.plans import Plan, PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, StoreError
@@ -74,14 +75,8 @@ _FAILED = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 def _stretches(partitions: list[str]) -> list[list[str]]:
     """``partitions`` (``<shard>`` or ``<plan>|<shard>``, of one plan) cut into stretches of
     consecutive shards: a run over a stretch materializes exactly its partitions."""
-    runs: list[list[str]] = []
-    for partition in sorted(partitions):
-        shard = SHARDS.index(partition.rpartition("|")[2])
-        if runs and SHARDS.index(runs[-1][-1].rpartition("|")[2]) == shard - 1:
-            runs[-1].append(partition)
-        else:
-            runs.append([partition])
-    return runs
+    prefix = partitions[0].rpartition("|")[0] + "|" if partitions and "|" in partitions[0] else ""
+    return [[prefix + shard for shard in run] for run in stretches(p.rpartition("|")[2] for p in partitions)]
 
 
 def _digest(keys: list[str]) -> str:

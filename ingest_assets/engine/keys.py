@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 from uuid import UUID
@@ -28,10 +29,23 @@ __all__ = [
     "parse_key",
     "parser_versions",
     "shard_of",
+    "stretches",
 ]
 
 SHARD_COUNT = 8
 SHARDS: tuple[str, ...] = tuple(f"{i:02d}" for i in range(SHARD_COUNT))
+
+
+def stretches(shards: Iterable[str]) -> list[list[str]]:
+    """``shards`` cut into runs of consecutive shards, in order: a run over one stretch (a
+    partition range) materializes exactly those shards."""
+    runs: list[list[str]] = []
+    for shard in sorted(set(shards)):
+        if runs and SHARDS.index(runs[-1][-1]) == SHARDS.index(shard) - 1:
+            runs[-1].append(shard)
+        else:
+            runs.append([shard])
+    return runs
 
 
 def shard_of(document_id: UUID) -> str:

@@ -114,7 +114,8 @@ def test_ingest_cli_runs_on_a_persistent_instance(
 
     with DagsterInstance.get() as instance:
         assert instance.get_dynamic_partitions("plan") == summary["plans"]
-        assert len(instance.get_run_records()) == 2  # documents_job + one chunks_job per plan
+        # A documents_job and a chunks_job per stretch of consecutive shards with files.
+        assert len(instance.get_run_records()) == summary["runs"] >= 2
 
 
 def test_ingest_inspect_prints_a_files_chunks(capsys: pytest.CaptureFixture[str]) -> None:

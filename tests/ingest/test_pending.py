@@ -12,6 +12,7 @@ from typing import Any
 from chunking import Document
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import IngestEngine, shard_of
+from ingest_assets.engine.keys import stretches
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
 from tests.ingest.conftest import Pipeline, plan_spec
@@ -36,12 +37,19 @@ def test_the_resource_defaults_are_the_settings_defaults() -> None:
     assert DuckDBStore.from_settings(Settings.from_env({})) == DuckDBStore()
 
 
+def _stretches_with_documents(pipeline: Pipeline) -> list[list[str]]:
+    """The stretches of consecutive shards that hold documents (one run each)."""
+    return stretches(shard for (shard,) in pipeline.rows("SELECT DISTINCT shard FROM current_documents"))
+
+
 def test_noop_run_launches_no_run_and_reports_everything_reused(pipeline: Pipeline) -> None:
     first = pipeline.run()
-    assert len(pipeline.instance.get_runs()) == 2
+    # A documents run and a chunks run per stretch of shards with files, none for empty shards.
+    launched = 2 * len(_stretches_with_documents(pipeline))
+    assert len(pipeline.instance.get_runs()) == launched == first["runs"]
     before = pipeline.snapshot()
     summary = pipeline.run()
-    assert len(pipeline.instance.get_runs()) == 2 and summary["runs"] == 0
+    assert len(pipeline.instance.get_runs()) == launched and summary["runs"] == 0
     assert pipeline.snapshot() == before
     parsed = first["documents"]["parsed"]
     assert summary["documents"] == {"parsed": 0, "unchanged": parsed, "failed": 0, "deleted": 0}
@@ -90,7 +98,11 @@ def test_a_plan_change_launches_the_chunk_job_of_that_plan_only(pipeline: Pipeli
     summary = pipeline.run()
     runs = _runs(pipeline)[runs_before:]
     large = next(key for key in summary["plans"] if key.startswith("large-"))
-    assert runs == [("chunks_job", f"{large}|00", f"{large}|07")]
+    expected = [
+        ("chunks_job", f"{large}|{run[0]}", f"{large}|{run[-1]}")
+        for run in _stretches_with_documents(pipeline)
+    ]
+    assert runs == expected
     assert summary["chunk_sets"]["parent"]["created"] == 0
 
 
