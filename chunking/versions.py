@@ -21,8 +21,9 @@ __all__ = [
 
 # The recursive splitter (chonkie's RecursiveChunker plus our exact-slice repair).
 # 2: pieces counted once, after trimming; 3: our cut levels (sentence before line, CJK stops);
-# 4: the recursive chunker packs whole chat turns and splits only a turn over the budget
-SPLITTER_VERSION = "4"
+# 4: the recursive chunker packs whole chat turns and splits only a turn over the budget;
+# 5: no sentence end after an abbreviation or initial ("U.S.", "Mr."), stops written apart (" . ")
+SPLITTER_VERSION = "5"
 # How the section chunker packs units, joins pieces and carries small chunks over.
 # 2: packs on exact seam counts; 3: and units over the budget too; 4: headings travel with
 # what follows them (never a chunk of headings while more follows)
