@@ -54,6 +54,7 @@ from chunking.chunkers.drafts import (
     separator,
 )
 from chunking.chunkers.levels import levels_for
+from chunking.chunkers.overlap import add_context_before
 from chunking.chunkers.packing import PackedSplitter, TextPiece
 from chunking.chunkers.recursive import RecursiveChunker
 from chunking.chunkers.tables import TableDrafter
@@ -91,6 +92,9 @@ class SectionChunker(BaseChunker):
             :mod:`chunking.chunkers.cohesion`). Off by default: on Chroma's chunking benchmark
             it moved recall by less than the benchmark's noise, and it costs about a tenth of
             the chunker's time.
+        overlap: Tokens of the previous chunk's end (of the same section, from a sentence start
+            where one fits) put into a chunk's ``contextual_text`` only; its stored text stays
+            the exact slice (:mod:`chunking.chunkers.overlap`). 0, the default, adds none.
     """
 
     strategy: ClassVar[str] = "section"
@@ -104,6 +108,7 @@ class SectionChunker(BaseChunker):
     size: int = Field(default=1024, ge=4)
     min_size: int | None = Field(default=None, ge=0)
     cohesion: bool = False
+    overlap: int = Field(default=0, ge=0)
 
     _splitter: RecursiveChunker = PrivateAttr()
 
@@ -317,7 +322,10 @@ class SectionChunker(BaseChunker):
                 open_draft = None
         if open_draft:
             drafts.append(self._trailing(open_draft, drafts, join))
-        return chunks + self._finish(document, drafts, paged, now)
+        chunks += self._finish(document, drafts, paged, now)
+        if self.overlap:
+            add_context_before(chunks, self.overlap, tokenizer.count)
+        return chunks
 
     @staticmethod
     def _trailing(last: Draft, drafts: list[Draft], join: Any) -> Draft:
