@@ -48,6 +48,9 @@ _KIND_BY_TOKEN = {
     "table_open": "table",
 }
 _SKIP = {"hr"}
+# A heading's source (markup, link targets, badges) over this many characters is no heading: its
+# plain text could not be within MAX_HEADING_CHARS, and an inline parse of 100,000 `*` took 2 s.
+_HEADING_SOURCE_CHARS = 2000
 # A trailing attribute list (`## Title { #anchor }`, MkDocs/Pandoc) is markup, not heading text.
 _ATTR_LIST = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
 # A top-level HTML block that opens with <h1>..<h6> is a heading (README banners).
@@ -154,6 +157,8 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         kind = _KIND_BY_TOKEN.get(token.type, "text")
         heading = None
         heading_lines = last - first
+        if kind == "heading" and len(tokens[index + 1].content) > _HEADING_SOURCE_CHARS:
+            kind = "text"  # no heading: and its inline parse would take time (emphasis runs)
         if kind == "heading":
             heading = int(token.tag[1]), _heading_text(tokens[index + 1], env)
             # A heading is a short line: a setext underline below a paragraph of several lines
