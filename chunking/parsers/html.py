@@ -28,7 +28,7 @@ from chunking.parsers.limits import ParseLimits
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "3"  # 3: elements nested deeper than ParseLimits.max_depth are flattened
+PARSER_VERSION = "4"  # 3: elements nested deeper than ParseLimits.max_depth are flattened; 4: cp1252 quotes
 LIBRARY = f"selectolax {version('selectolax')} (lexbor)"
 
 _DROP_TAGS = (

@@ -34,8 +34,9 @@ __all__ = ["PARSER_VERSION", "parse"]
 
 # 3: an HTML block opening with a heading: only the heading element is the heading; 4: headings
 # have a length limit (setext only under one short line), the title is a level-1 heading at the
-# document's start, WikiText heading lines open sections, long-line paragraphs are line units.
-PARSER_VERSION = "4"
+# document's start, WikiText heading lines open sections, long-line paragraphs are line units;
+# 5: short cp1252 text with curly quotes is read as cp1252 (encoding.py).
+PARSER_VERSION = "5"
 LIBRARY = f"markdown-it-py {version('markdown-it-py')}"
 
 # Block kinds by the opening token of a top-level block; anything else is plain text.
