@@ -33,7 +33,7 @@ class Level:
 #   paragraph: a line end followed by one or more blank lines ("\r?\n(?:[ \t\f\v]*\r?\n)+");
 #   sentence:  a stop after a word character or a closing quote or bracket (so not a dot
 #              leader ". . ."), with its closing quotes and brackets, before whitespace, where
-#              a first "." does not end an abbreviation (a single letter: "U.S.", "e.g.", "J.";
+#              a first "." does not end an abbreviation (letters between dots: "U.S.", "e.g.";
 #              or one of ABBREVIATIONS: "Mr.", "Dr.", "vs."); or a stop written apart after a
 #              word (" . ", tokenized text such as WikiText-103) that no other stop follows;
 #              or a run of CJK stops anywhere, with its closers;
@@ -47,16 +47,26 @@ ABBREVIATIONS: tuple[str, ...] = (
     "cf", "al", "gen", "col", "lt", "sgt", "capt", "gov", "sen", "rep", "rev", "mt", "ft", "vol",
     "pp", "jan", "feb", "aug", "sept", "oct", "nov", "dec",
 )  # fmt: skip
-# After the first "." of a stop: not a single letter's (an initial, "U.S.") nor an abbreviation's.
-_NOT_ABBREVIATION = r"(?<!\b[^\W\d_]\.)" + "".join(rf"(?<!\b(?i:{word})\.)" for word in ABBREVIATIONS)
+# After the first "." of a stop: not the last of letters between dots ("U.S.", "e.g.") nor an
+# abbreviation's. (A single initial, "J. Smith", is cut: "Plan B." ends sentences as often.)
+# One lookbehind per word length (a lookbehind's choices must be of one width): a few checks at
+# each stop instead of one per word.
+_NOT_ABBREVIATION = r"(?<!\.[^\W\d_]\.)" + "".join(
+    rf"(?<!\b(?i:{'|'.join(w for w in ABBREVIATIONS if len(w) == n)})\.)"
+    for n in sorted({len(w) for w in ABBREVIATIONS})
+)
 _CLOSERS = "[\"'”’»)\\]]*"
+# A "." after a word: whitespace after the stop is checked before the abbreviations (most stops
+# fail there, and the abbreviation lookbehinds are the costly part).
+_STOP_AFTER_WORD = (
+    r"(?<=(?:[^\W_]|[)\]\"'”’])\.)(?=[.!?…]*" + _CLOSERS + r"\s)" + _NOT_ABBREVIATION + r"[.!?…]*" + _CLOSERS
+)
 _SENTENCE = Level(
     "sentence",
     re.compile(
         r"[.!?…。！？]"
         r"(?:(?<=(?:[^\W_]|[)\]\"'”’])[!?…])[.!?…]*" + _CLOSERS + r"(?=\s)"
-        r"|(?<=(?:[^\W_]|[)\]\"'”’])\.)" + _NOT_ABBREVIATION + r"[.!?…]*" + _CLOSERS + r"(?=\s)"
-        r"|(?<=[^\W_] [.!?…])[.!?…]*" + _CLOSERS + r"(?=\s)(?!\s+[.…])"
+        r"|" + _STOP_AFTER_WORD + r"|(?<=[^\W_] [.!?…])[.!?…]*" + _CLOSERS + r"(?=\s)(?!\s+[.…])"
         r"|(?<=[。！？])[。！？]*[」』”’）】]*)"
     ),
 )

@@ -108,7 +108,7 @@ def test_wrapped_prose_pieces_end_at_sentence_ends_when_sentences_fit(
 READABLE = {
     "paragraph": re.compile(r"\r?\n(?:[ \t\f\v]*\r?\n)+"),
     "sentence": re.compile(
-        r"(?:(?<=[^\W_]|[)\]\"'”’])(?:[!?…]|\.(?<!\b[^\W\d_]\.)"
+        r"(?:(?<=[^\W_]|[)\]\"'”’])(?:[!?…]|\.(?<!\.[^\W\d_]\.)"
         + "".join(rf"(?<!\b(?i:{word})\.)" for word in ABBREVIATIONS)
         + r")[.!?…]*[\"'”’»)\]]*(?=\s))"
         r"|(?:(?<=[^\W_] )[.!?…]+[\"'”’»)\]]*(?=\s)(?!\s+[.…]))"
@@ -237,12 +237,12 @@ def test_abbreviations_and_initials_end_no_sentence() -> None:
     """Abbreviations ("Lee of the U.S.", "Mr.") are not sentence ends; the real stop after them is."""
     text = (
         "The talks with Mr. Lee of the U.S. delegation, e.g. on tariffs, went on late. "
-        "Dr. Ames and J. Smith signed the memo vs. the draft that night."
+        "Dr. Ames and Mrs. Smith signed the memo vs. the draft that night."
     )
     pieces = RecursiveChunker(chunk_size=90, tokenizer="character").split_packed(text)
     assert [p.text for p in pieces] == [
         "The talks with Mr. Lee of the U.S. delegation, e.g. on tariffs, went on late.",
-        "Dr. Ames and J. Smith signed the memo vs. the draft that night.",
+        "Dr. Ames and Mrs. Smith signed the memo vs. the draft that night.",
     ]
 
 
