@@ -247,7 +247,9 @@ class Chunk(BaseModel):
         unless the heading path already starts with it. A part of a split fenced code block gets
         back the fence lines it lacks (``metadata["fence_open"]``, with the language, and
         ``metadata["fence_close"]``), so it still reads as a code block; a part of a split chat
-        turn after its first gets back its speaker (``metadata["continues_turn"]``).
+        turn after its first gets back its speaker (``metadata["continues_turn"]``). With an
+        ``overlap`` setting, the end of the chunk before (``metadata["context_before"]``) comes
+        first, after ``…``.
         """
         text = self.text
         metadata = self.metadata
@@ -261,6 +263,10 @@ class Chunk(BaseModel):
                 text = f"{opening}\n{text}"
             if closing:
                 text = f"{text}\n{closing}"
+            context = metadata.get("context_before")
+            if context:
+                # The end of the chunk before (an overlap setting), for context only.
+                text = f"…{context}\n\n{text}"
             title = " ".join(str(metadata.get("document_title") or "").split())
             first = " ".join(self.heading_path[0].split()) if self.heading_path else ""
             if title and title != first:

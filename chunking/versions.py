@@ -21,15 +21,17 @@ __all__ = [
 
 # The recursive splitter (chonkie's RecursiveChunker plus our exact-slice repair).
 # 2: pieces counted once, after trimming; 3: our cut levels (sentence before line, CJK stops);
-# 4: the recursive chunker packs whole chat turns and splits only a turn over the budget
-SPLITTER_VERSION = "4"
+# 4: the recursive chunker packs whole chat turns and splits only a turn over the budget;
+# 5: no sentence end after an abbreviation or initial ("U.S.", "Mr."), stops written apart (" . ")
+SPLITTER_VERSION = "5"
 # How the section chunker packs units, joins pieces and carries small chunks over.
 # 2: packs on exact seam counts; 3: and units over the budget too; 4: headings travel with
 # what follows them (never a chunk of headings while more follows)
 SECTION_PACKER_VERSION = "4"
 # How tables become chunks: row groups, repeated header rows.
-# 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value
-TABLE_RENDERING_VERSION = "2"
+# 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
+# 3: trailing empty cells and an outer pipe stay out of the last rendered value (in its span only)
+TABLE_RENDERING_VERSION = "3"
 # How the turn-window chunker packs turns.
 TURN_WINDOW_VERSION = "1"
 

@@ -43,6 +43,8 @@ class Piece:
     # A part of a fenced code block: the fence lines it lacks, for its chunk's contextual text.
     fence_open: str = ""
     fence_close: str = ""
+    # Its content words (chunking.chunkers.cohesion), read only where packing asks for them.
+    words: frozenset[str] | None = None
 
 
 @dataclass(slots=True)

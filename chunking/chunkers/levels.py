@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["CODE_LEVELS", "PROSE_LEVELS", "Level", "levels_for"]
+__all__ = ["ABBREVIATIONS", "CODE_LEVELS", "PROSE_LEVELS", "Level", "levels_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,18 +32,41 @@ class Level:
 # cost 7x as much written that way). The matches are those of these readable forms:
 #   paragraph: a line end followed by one or more blank lines ("\r?\n(?:[ \t\f\v]*\r?\n)+");
 #   sentence:  a stop after a word character or a closing quote or bracket (so not a dot
-#              leader ". . ."), with its closing quotes and brackets, before whitespace; or a
-#              run of CJK stops anywhere, with its closers
-#              ("(?<=[^\W_]|[)\]\"'”’])[.!?…]+[\"'”’»)\]]*(?=\s)" or "[。！？]+[」』”’）】]*");
+#              leader ". . ."), with its closing quotes and brackets, before whitespace, where
+#              a first "." does not end an abbreviation (letters between dots: "U.S.", "e.g.";
+#              or one of ABBREVIATIONS: "Mr.", "Dr.", "vs."); or a stop written apart after a
+#              word (" . ", tokenized text such as WikiText-103) that no other stop follows;
+#              or a run of CJK stops anywhere, with its closers;
 #   clause:    a comma, semicolon or colon before whitespace; a dash between whitespace; or a
 #              run of CJK clause marks ("[,;:](?=\s)", "\s[-–—]+(?=\s)", "[；：、，]+").
 # tests/chunking/test_levels.py holds these readable forms and proves the matches are the same.
 _PARAGRAPH = Level("paragraph", re.compile(r"(?:\r\n|\n)(?:[ \t\f\v]*\r?\n)+"))
+# Words that a "." after them does not end a sentence with (case-insensitive, whole words).
+ABBREVIATIONS: tuple[str, ...] = (
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "fig", "figs", "approx", "dept",
+    "cf", "al", "gen", "col", "lt", "sgt", "capt", "gov", "sen", "rep", "rev", "mt", "ft", "vol",
+    "pp", "jan", "feb", "aug", "sept", "oct", "nov", "dec",
+)  # fmt: skip
+# After the first "." of a stop: not the last of letters between dots ("U.S.", "e.g.") nor an
+# abbreviation's. (A single initial, "J. Smith", is cut: "Plan B." ends sentences as often.)
+# One lookbehind per word length (a lookbehind's choices must be of one width): a few checks at
+# each stop instead of one per word.
+_NOT_ABBREVIATION = r"(?<!\.[^\W\d_]\.)" + "".join(
+    rf"(?<!\b(?i:{'|'.join(w for w in ABBREVIATIONS if len(w) == n)})\.)"
+    for n in sorted({len(w) for w in ABBREVIATIONS})
+)
+_CLOSERS = "[\"'”’»)\\]]*"
+# A "." after a word: whitespace after the stop is checked before the abbreviations (most stops
+# fail there, and the abbreviation lookbehinds are the costly part).
+_STOP_AFTER_WORD = (
+    r"(?<=(?:[^\W_]|[)\]\"'”’])\.)(?=[.!?…]*" + _CLOSERS + r"\s)" + _NOT_ABBREVIATION + r"[.!?…]*" + _CLOSERS
+)
 _SENTENCE = Level(
     "sentence",
     re.compile(
         r"[.!?…。！？]"
-        r"(?:(?<=(?:[^\W_]|[)\]\"'”’])[.!?…])[.!?…]*[\"'”’»)\]]*(?=\s)"
+        r"(?:(?<=(?:[^\W_]|[)\]\"'”’])[!?…])[.!?…]*" + _CLOSERS + r"(?=\s)"
+        r"|" + _STOP_AFTER_WORD + r"|(?<=[^\W_] [.!?…])[.!?…]*" + _CLOSERS + r"(?=\s)(?!\s+[.…])"
         r"|(?<=[。！？])[。！？]*[」』”’）】]*)"
     ),
 )

@@ -17,7 +17,7 @@ from chunking.parsers.limits import ParseLimits, check_limit
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"  # 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py)
 LIBRARY = "python json (stdlib)"
 _HINT = 'write {"title": ..., "turns": [{"speaker": ..., "text": ...}]} or one such turn per line'
 

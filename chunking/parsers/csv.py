@@ -21,7 +21,7 @@ from chunking.parsers.limits import ParseLimits, check_limit
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"  # 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py)
 LIBRARY = f"python csv (stdlib, {sys.version.split()[0]})"
 _DELIMITERS = ",;\t|"
 _SNIFF = 64 * 1024

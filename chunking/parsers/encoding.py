@@ -3,7 +3,9 @@
 Detection uses chardet 7 (a measured choice: it reads every sample of the labelled set in
 ``tests/parsers/encoding_samples.py``, charset-normalizer and cchardet do not; figures in
 docs/parsers.md), never a blind fallback to Latin-1, so a binary file with a text extension fails
-instead of becoming mojibake.
+instead of becoming mojibake. Where chardet names another code page for short cp1252 text whose
+bytes 0x80-0x9f are all quotes, apostrophes and dashes in place (``“It’s fine,”`` read as Mac
+Central European: ``ďItís fine,Ē``), the text is read as cp1252.
 """
 
 from __future__ import annotations
@@ -90,6 +92,10 @@ def decode(data: bytes, source: str) -> Decoded:
         except UnicodeDecodeError:
             pass
     guess = chardet.detect(data)
+    if guess["encoding"] is not None and _cp1252_typography(data, guess["encoding"]):
+        # Short English text with curly quotes: chardet can name a Mac or EBCDIC code page
+        # ("ďItís fine,Ē"), where the bytes are cp1252's quotes, apostrophes and dashes.
+        guess = {"encoding": "cp1252", "confidence": _TYPOGRAPHY_CONFIDENCE}
     if guess["encoding"] is None:
         raise _binary(source, "no text encoding decodes it")
     try:
@@ -103,6 +109,38 @@ def decode(data: bytes, source: str) -> Decoded:
     except UnicodeDecodeError as exc:
         raise _binary(source, f"detected as {name} but it does not decode") from exc
     return _checked(text, name, round(float(guess["confidence"] or 0.0), 4), source)
+
+
+# cp1252's typographic bytes where they stand in text: a quote or apostrophe (0x91-0x94) next to
+# a letter, a dash (0x96, 0x97) between spaces or digits, an ellipsis (0x85) or euro sign (0x80).
+_TYPOGRAPHIC = re.compile(
+    rb"(?<=[A-Za-z])[\x91\x92](?=[A-Za-z])"  # it's, rock'n'roll
+    rb"|(?:^|(?<=[\s(\[>\"']))[\x91\x93](?=[A-Za-z0-9])"  # opening quotes
+    rb"|(?<=[A-Za-z0-9.,!?;:])[\x92\x94](?=[\s.,!?;:)\]<\"']|$)"  # closing quotes
+    rb"|(?<=[\s0-9])[\x96\x97](?=[\s0-9])"  # dashes
+    rb"|(?<=[A-Za-z.!?])\x85|(?<=[0-9\s])\x80|\x80(?=[0-9\s])"
+)
+_C1 = re.compile(rb"[\x80-\x9f]")
+# Three bytes over 0x7f in a row: words of another script (Cyrillic, CJK), not Latin-1 letters.
+_HIGH_RUN = re.compile(rb"[\x80-\xff]{3}")
+_WESTERN = frozenset({"cp1252", "latin_1", "iso8859-15"})
+_TYPOGRAPHY_CONFIDENCE = 0.9
+
+
+def _cp1252_typography(data: bytes, detected: str) -> bool:
+    """True when ``data`` is cp1252 text that chardet named otherwise: its bytes 0x80-0x9f are
+    (nine in ten) cp1252 quotes, apostrophes, dashes, ellipses or euro signs in place, and no
+    run of high bytes says another script."""
+    try:
+        if codecs.lookup(detected).name in _WESTERN:
+            return False
+        data.decode("cp1252")
+    except (LookupError, UnicodeDecodeError):
+        return False
+    c1 = len(_C1.findall(data))
+    if not c1 or _HIGH_RUN.search(data):
+        return False
+    return len(_TYPOGRAPHIC.findall(data)) * 10 >= c1 * 9
 
 
 def _checked(text: str, name: str, confidence: float, source: str) -> Decoded:

@@ -22,10 +22,21 @@ from chunking.parsers.base import build_document, title_from_uri
 from chunking.parsers.encoding import decode
 from chunking.parsers.layout import LayoutBuilder, table_text
 from chunking.parsers.limits import ParseLimits
+from chunking.parsers.plain_headings import (
+    COLLECTION_LEVEL_ONES,
+    MAX_HEADING_CHARS,
+    is_title_position,
+    line_per_paragraph,
+    wiki_heading,
+)
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "3"  # 3: an HTML block opening with a heading: only the heading element is the heading
+# 3: an HTML block opening with a heading: only the heading element is the heading; 4: headings
+# have a length limit (setext only under one short line), the title is a level-1 heading at the
+# document's start, WikiText heading lines open sections, long-line paragraphs are line units;
+# 5: short cp1252 text with curly quotes is read as cp1252 (encoding.py).
+PARSER_VERSION = "5"
 LIBRARY = f"markdown-it-py {version('markdown-it-py')}"
 
 # Block kinds by the opening token of a top-level block; anything else is plain text.
@@ -38,6 +49,9 @@ _KIND_BY_TOKEN = {
     "table_open": "table",
 }
 _SKIP = {"hr"}
+# A heading's source (markup, link targets, badges) over this many characters is no heading: its
+# plain text could not be within MAX_HEADING_CHARS, and an inline parse of 100,000 `*` took 2 s.
+_HEADING_SOURCE_CHARS = 2000
 # A trailing attribute list (`## Title { #anchor }`, MkDocs/Pandoc) is markup, not heading text.
 _ATTR_LIST = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
 # A top-level HTML block that opens with <h1>..<h6> is a heading (README banners).
@@ -129,6 +143,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
     builder = LayoutBuilder()
     stack: list[tuple[int, str]] = []
     title = ""
+    seen = _Seen()
     covered = skipped
     for index, token in enumerate(tokens):
         if token.level != 0 or token.nesting == -1 or token.map is None:
@@ -136,32 +151,42 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         first, last = token.map
         if first > covered:
             # Lines no block claimed (link reference definitions): keep them as text.
-            _add_block(builder, lines[covered:first], "text")
+            title = _keep(title, _add_text(builder, stack, lines[covered:first], seen))
         covered = max(covered, last)
         if token.type in _SKIP:
             continue
         kind = _KIND_BY_TOKEN.get(token.type, "text")
         heading = None
         heading_lines = last - first
+        if kind == "heading" and len(tokens[index + 1].content) > _HEADING_SOURCE_CHARS:
+            kind = "text"  # no heading: and its inline parse would take time (emphasis runs)
         if kind == "heading":
             heading = int(token.tag[1]), _heading_text(tokens[index + 1], env)
+            # A heading is a short line: a setext underline below a paragraph of several lines
+            # or a long one (a lone `=` under 700 characters) makes no heading.
+            setext_lines = last - first - 1 if token.markup in ("=", "-") else 1
+            if setext_lines != 1 or len(heading[1]) > MAX_HEADING_CHARS:
+                heading, kind = None, "text"
         elif token.type == "html_block" and (found := _html_heading(token.content)):
             # Only the heading element is the heading; what follows it in the block is text.
             *heading, heading_lines = found
             kind = "heading"
         if heading is not None:
             level, text = heading
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, text))
-            builder.start_section(tuple(t for _, t in stack))
-            title = title or (text if level == 1 else "")
+            title = _keep(title, _open_heading(builder, stack, level, text, seen))
+        if kind == "text":
+            title = _keep(title, _add_text(builder, stack, lines[first:last], seen))
+            continue
         _add_block(builder, lines[first : first + heading_lines], kind)
+        seen.units += 1
         if first + heading_lines < last:
-            _add_block(builder, lines[first + heading_lines : last], "text")
+            title = _keep(title, _add_text(builder, stack, lines[first + heading_lines : last], seen))
     if covered < len(lines):
-        _add_block(builder, lines[covered:], "text")
+        title = _keep(title, _add_text(builder, stack, lines[covered:], seen))
 
+    if seen.level_ones >= COLLECTION_LEVEL_ONES:
+        # Articles one after another (a wiki dump): no one heading is the whole document's.
+        title = ""
     text, sections = builder.build()
     return build_document(
         raw=data,
@@ -173,6 +198,75 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         title=title or title_from_uri(source_uri),
         metadata=metadata,
     )
+
+
+def _keep(title: str, found: str) -> str:
+    # The first title found stays (the step that may find one always runs).
+    return title or found
+
+
+class _Seen:
+    """What the blocks before the current one held: units and characters (a title is a
+    level-1 heading before anything but a few short blocks)."""
+
+    __slots__ = ("chars", "level_ones", "units")
+
+    def __init__(self) -> None:
+        self.units = 0
+        self.chars = 0
+        self.level_ones = 0
+
+
+def _open_heading(
+    builder: LayoutBuilder, stack: list[tuple[int, str]], level: int, text: str, seen: _Seen
+) -> str:
+    """Open a section under a heading; return the heading when it may be the document's title
+    (the first heading, level 1, at the document's start), else ""."""
+    first_heading = not stack
+    seen.level_ones += level == 1
+    while stack and stack[-1][0] >= level:
+        stack.pop()
+    stack.append((level, text))
+    builder.start_section(tuple(t for _, t in stack))
+    if first_heading and level == 1 and is_title_position(seen.units, seen.chars):
+        return text
+    return ""
+
+
+def _add_text(
+    builder: LayoutBuilder, stack: list[tuple[int, str]], block_lines: list[str], seen: _Seen
+) -> str:
+    """Add a block of text lines: WikiText heading lines (``= = Gameplay = =``) in it open
+    sections, and a run of long lines (one paragraph a line) becomes a unit per line. Return
+    the title a heading line gave, if any."""
+    run: list[str] = []
+    title = ""
+
+    def flush() -> None:
+        if not any(line.strip() for line in run):
+            run.clear()
+            return
+        if line_per_paragraph(run):
+            for line in run:
+                _add_block(builder, [line], "text")
+        else:
+            _add_block(builder, run, "text")
+        seen.units += 1
+        seen.chars += sum(len(line) for line in run)
+        run.clear()
+
+    for line in block_lines:
+        found = wiki_heading(line)
+        if found is None:
+            run.append(line)
+            continue
+        flush()
+        level, text = found
+        title = _keep(title, _open_heading(builder, stack, level, text, seen))
+        _add_block(builder, [line.strip()], "heading")
+        seen.units += 1
+    flush()
+    return title
 
 
 def _add_block(builder: LayoutBuilder, block_lines: list[str], kind: str) -> None:

@@ -25,7 +25,7 @@ from chunking.parsers.limits import ParseLimits
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"  # 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py)
 LIBRARY = "chunking.document.paragraph_spans"
 
 _WIDE_GAP = re.compile(r"\S {3,}\S")

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunking import Document, RecursiveChunker, SectionChunker, parse_file
-from chunking.chunkers.levels import CODE_LEVELS, PROSE_LEVELS
+from chunking.chunkers.levels import ABBREVIATIONS, CODE_LEVELS, PROSE_LEVELS
 from chunking.chunkers.recursive import _trim
 
 WRAPPED = (
@@ -107,7 +107,13 @@ def test_wrapped_prose_pieces_end_at_sentence_ends_when_sentences_fit(
 # characters a match needs (far faster to scan for), and must match exactly as these do.
 READABLE = {
     "paragraph": re.compile(r"\r?\n(?:[ \t\f\v]*\r?\n)+"),
-    "sentence": re.compile(r"(?:(?<=[^\W_]|[)\]\"'”’])[.!?…]+[\"'”’»)\]]*(?=\s))|(?:[。！？]+[」』”’）】]*)"),
+    "sentence": re.compile(
+        r"(?:(?<=[^\W_]|[)\]\"'”’])(?:[!?…]|\.(?<!\.[^\W\d_]\.)"
+        + "".join(rf"(?<!\b(?i:{word})\.)" for word in ABBREVIATIONS)
+        + r")[.!?…]*[\"'”’»)\]]*(?=\s))"
+        r"|(?:(?<=[^\W_] )[.!?…]+[\"'”’»)\]]*(?=\s)(?!\s+[.…]))"
+        r"|(?:[。！？]+[」』”’）】]*)"
+    ),
     "line": re.compile(r"\n"),
     "clause": re.compile(r"(?:[,;:](?=\s))|(?:\s[-–—]+(?=\s))|(?:[；：、，]+)"),
     "word": re.compile(r"\s+"),
@@ -172,6 +178,14 @@ LEVEL_TEXT = st.lists(
             ", ",
             "a. ",
             "。」",
+            "U.S. ",
+            "e.g. ",
+            "Mr. ",
+            "dr. ",
+            "Mrs",
+            " . ",
+            "war . ",
+            " . . ",
         ]
     ),
     min_size=1,
@@ -217,3 +231,29 @@ def test_trim_by_strip_equals_trim_by_steps(text: str, data: st.DataObject) -> N
     start = data.draw(st.integers(0, len(text)))
     end = data.draw(st.integers(start, len(text)))
     assert _trim(text, start, end) == _trim_by_steps(text, start, end)
+
+
+def test_abbreviations_and_initials_end_no_sentence() -> None:
+    """Abbreviations ("Lee of the U.S.", "Mr.") are not sentence ends; the real stop after them is."""
+    text = (
+        "The talks with Mr. Lee of the U.S. delegation, e.g. on tariffs, went on late. "
+        "Dr. Ames and Mrs. Smith signed the memo vs. the draft that night."
+    )
+    pieces = RecursiveChunker(chunk_size=90, tokenizer="character").split_packed(text)
+    assert [p.text for p in pieces] == [
+        "The talks with Mr. Lee of the U.S. delegation, e.g. on tariffs, went on late.",
+        "Dr. Ames and Mrs. Smith signed the memo vs. the draft that night.",
+    ]
+
+
+def test_stops_written_apart_end_sentences_but_dot_leaders_do_not() -> None:
+    """Tokenized text (WikiText-103: "the war . While") is cut at its stops, not at commas."""
+    text = "Gallia loses face in the war , at times . While this works , the army is hounded ."
+    pieces = RecursiveChunker(chunk_size=50, tokenizer="character").split_packed(text)
+    assert [p.text for p in pieces] == [
+        "Gallia loses face in the war , at times .",
+        "While this works , the army is hounded .",
+    ]
+    leader = "Contents 1 . . . . 5 and more words after it"
+    pattern = next(level.pattern for level in PROSE_LEVELS if level.name == "sentence")
+    assert not list(pattern.finditer(leader))

@@ -95,3 +95,34 @@ def test_documents_record_encoding_and_confidence(kind: str, encoding: str, text
 def test_utf8_and_bom_are_certain() -> None:
     assert decode(TEXT.encode("utf-8"), "mem://u").confidence == 1.0
     assert decode(TEXT.encode("utf-16"), "mem://b").confidence == 1.0
+
+
+CURLY = [
+    "“It’s fine,” she said.",
+    "“It’s fine.”",
+    "Don’t worry – it’s “fine”.",
+    "He said “yes”.",
+    "It’s",
+    "Price: 5 € – cheap…",
+]
+
+
+@pytest.mark.parametrize("kind", ["text", "markdown", "html", "csv", "chat"])
+@pytest.mark.parametrize("sentence", CURLY)
+def test_short_cp1252_text_with_curly_quotes_is_read_as_cp1252(kind: str, sentence: str) -> None:
+    """chardet names a Mac or EBCDIC code page for these ('ďItís fine,Ē'); their bytes are
+    cp1252's quotes, apostrophes, dashes (issue 30)."""
+    if kind == "chat":
+        data = ('{"turns": [{"speaker": "a", "text": "' + sentence + '"}]}').encode("cp1252")
+    elif kind == "html":
+        data = f"<html><body><p>{sentence}</p></body></html>".encode("cp1252")
+    else:
+        data = sentence.encode("cp1252")
+    document = parse_bytes(data, kind=kind, source_uri=f"mem://curly.{kind}")
+    assert sentence in document.text
+
+
+def test_cyrillic_with_curly_quotes_is_not_taken_for_cp1252() -> None:
+    text = "Он сказал: “Всё хорошо”. Мы пошли домой – было поздно. " * 4
+    document = parse_bytes(text.encode("cp1251"), kind="text", source_uri="mem://ru.txt")
+    assert document.text == text.strip() or "Всё хорошо" in document.text

@@ -1,0 +1,125 @@
+"""Headings that are headings: a length limit, setext under one short line, titles from the
+document's start, WikiText heading lines, one paragraph a line (issue 30)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chunking import SectionChunker
+from chunking.parsers import parse_bytes
+from chunking.parsers.plain_headings import MAX_HEADING_CHARS, wiki_heading
+from tests.parsers.conftest import assert_exact_offsets
+
+LONG = " ".join(["The quarterly dividend was raised by the board after a long review."] * 10)
+
+
+def _md(source: str, uri: str = "mem://notes.md"):
+    return parse_bytes(source.encode(), kind="markdown", source_uri=uri)
+
+
+def _kinds(document) -> list[tuple[tuple[str, ...], str]]:
+    return [(s.heading_path, u.content_kind) for s in document.sections for u in s.units]
+
+
+def test_a_lone_equals_line_under_a_long_paragraph_makes_no_heading_or_title() -> None:
+    document = _md(f"{LONG}\n=\n\nMore text.\n")
+    assert all(u.content_kind == "text" for s in document.sections for u in s.units)
+    assert all(s.heading_path == () for s in document.sections)
+    assert document.title == "notes"
+    assert_exact_offsets(document)
+
+
+def test_setext_needs_one_short_line() -> None:
+    two_lines = _md("First line\nsecond line\n===========\n\nBody.\n")
+    assert _kinds(two_lines) == [((), "text"), ((), "text")]
+    one_line = _md("Short title\n===========\n\nBody.\n")
+    assert _kinds(one_line) == [(("Short title",), "heading"), (("Short title",), "text")]
+
+
+def test_an_atx_heading_over_the_length_limit_is_text() -> None:
+    long_heading = "x" * (MAX_HEADING_CHARS + 1)
+    document = _md(f"## {long_heading}\n\nBody.\n")
+    assert _kinds(document) == [((), "text"), ((), "text")]
+
+
+def test_a_title_comes_from_the_start_and_labels_nothing_before_it() -> None:
+    late = _md(f"{LONG}\n\n{LONG}\n\n{LONG}\n\n{LONG}\n\n# Appendix\n\nNotes.\n")
+    assert late.title == "notes"
+    chunks = SectionChunker(size=64, tokenizer="character").chunk(late)
+    before = [c for c in chunks if c.provenance.end <= late.text.index("# Appendix")]
+    assert before and all("Appendix" not in c.contextual_text for c in before)
+    early = _md("<p>badge</p>\n\n# Orchard\n\nBody.\n")
+    assert early.title == "Orchard"
+
+
+WIKI = (
+    " = Valkyria Chronicles III = \n"
+    " Senjō no Valkyria 3 is a tactical role @-@ playing video game . \n"
+    " = = Gameplay = = \n"
+    " As with previous games , the player controls a squad . \n"
+    " = = = Music = = = \n"
+    " The music was composed by Hitoshi Sakimoto . \n"
+    " = Tower Building of the Little Rock Arsenal = \n"
+    " The Tower Building is a structure in Little Rock . \n"
+    " = Other = \n"
+    " A third article . \n"
+)
+
+
+def test_wikitext_heading_lines_inside_a_paragraph_open_sections() -> None:
+    document = _md(WIKI, "mem://wikitexts.md")
+    paths = [s.heading_path for s in document.sections]
+    assert paths == [
+        ("Valkyria Chronicles III",),
+        ("Valkyria Chronicles III", "Gameplay"),
+        ("Valkyria Chronicles III", "Gameplay", "Music"),
+        ("Tower Building of the Little Rock Arsenal",),
+        ("Other",),
+    ]
+    # Three articles one after another: the first heading is no title of the others.
+    assert document.title == "wikitexts"
+    assert_exact_offsets(document)
+    tower = [c for c in SectionChunker(size=20, tokenizer="character").chunk(document) if "Tower" in c.text]
+    assert tower and all("Valkyria" not in c.contextual_text for c in tower)
+
+
+def test_long_lines_are_one_paragraph_each_and_wrapped_lines_stay_together() -> None:
+    lines = [f"Paragraph {i}: " + "word " * 60 for i in range(3)]
+    document = _md("\n".join(lines) + "\n")
+    assert [u.text for s in document.sections for u in s.units] == [line.rstrip() for line in lines]
+    wrapped = _md("A short line\nwrapped here\nand here.\n")
+    assert len([u for s in wrapped.sections for u in s.units]) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    level=st.integers(1, 6),
+    text=st.text(alphabet="abcdefghij ABC@-,.", min_size=1, max_size=40).filter(lambda t: t.strip()),
+    spaced=st.booleans(),
+    pad=st.sampled_from(["", " ", "  "]),
+)
+def test_wiki_heading_lines_round_trip(level: int, text: str, spaced: bool, pad: str) -> None:
+    """Any run of '=' on both sides, spaced or not, gives the level and the text; unequal runs
+    or a line of text with '=' inside it give none."""
+    run = (" " if spaced else "").join("=" * level)
+    line = f"{pad}{run} {text} {run}{pad}"
+    assert wiki_heading(line) == (level, " ".join(text.split()))
+    assert wiki_heading(f"{run}= {text} {run}") is None
+    assert wiki_heading(f"{text} = {text}") is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    heading=st.lists(st.sampled_from(["orchard", "plum", "a", "dividend"]), min_size=1, max_size=40).map(
+        " ".join
+    ),
+    underline=st.sampled_from(["=", "===", "-", "---"]),
+)
+def test_a_setext_heading_is_a_heading_only_when_short(heading: str, underline: str) -> None:
+    """Property: whatever a setext underline sits under, a heading is never over the limit, and
+    a heading is made exactly when the line is within it."""
+    document = _md(f"{heading.strip()}\n{underline}\n\nBody text.\n")
+    headings = [u for s in document.sections for u in s.units if u.content_kind == "heading"]
+    assert all(len(s.heading_path[-1]) <= MAX_HEADING_CHARS for s in document.sections if s.heading_path)
+    assert bool(headings) == (len(" ".join(heading.split())) <= MAX_HEADING_CHARS)
