@@ -1,9 +1,7 @@
-"""LangChain and LlamaIndex wrappers (issue 30): tested against those libraries when they are
-installed (the ``bench`` extra), skipped otherwise."""
+"""LangChain and LlamaIndex wrappers: tested against those libraries (the ``frameworks`` extra,
+which the test extra installs)."""
 
 from __future__ import annotations
-
-import pytest
 
 from chunking import ParentChildChunker, SectionChunker
 
@@ -22,7 +20,6 @@ def _leveled() -> ParentChildChunker:
 
 
 def test_langchain_splitter_keeps_offsets_headings_and_parent_ids() -> None:
-    pytest.importorskip("langchain_text_splitters")
     from langchain_core.documents import Document as LangChainDocument
 
     from chunking.integrations.langchain import ChunkingTextSplitter
@@ -49,7 +46,6 @@ def test_langchain_splitter_keeps_offsets_headings_and_parent_ids() -> None:
 
 
 def test_llamaindex_node_parser_keeps_offsets_ids_and_relationships() -> None:
-    pytest.importorskip("llama_index.core")
     from llama_index.core import Document as LlamaDocument
     from llama_index.core.schema import NodeRelationship
 
