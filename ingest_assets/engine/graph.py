@@ -95,7 +95,8 @@ def build_graph(
                 result.failures.append(FailedFile(item.document.source_uri, failures[-1].error))
         store.write_graph_sets(sets, members)
         store.record_failures(failures)
-        store.publish(plan_key, plan.kinds, plan.embedding_key, [m.document_id for m in members])
+        if plan.embedding is None:  # else the embeddings step promotes, once vectors exist
+            store.publish(plan_key, plan.kinds, None, [m.document_id for m in members])
     if todo:
         store.record_timing("graph", plan_key, len(todo), total // 3, time.perf_counter() - started)
     return results
