@@ -182,7 +182,7 @@ def test_a_conflict_past_the_bound_fails_with_a_message(
     store = IngestStore(location)
     with store.transaction() as con:
         for key in "ab":
-            con.execute("INSERT INTO plans VALUES (?, ?, 'f', '{}', TRUE, now())", [key, key])
+            con.execute("INSERT INTO plans VALUES (?, ?, 'f', '{}', now())", [key, key])
     # Another writer: a database of its own on the same lake, committing between our statements.
     other = duckdb.connect(":memory:", config={"autoinstall_known_extensions": "false"})
     lake.load_extensions(other)
@@ -193,8 +193,8 @@ def test_a_conflict_past_the_bound_fails_with_a_message(
     def racing_write() -> None:
         tries.append(1)
         with store.transaction() as con:
-            con.execute("UPDATE plans SET live = NOT live WHERE plan_key = 'a'")
-            other.execute("UPDATE other.plans SET live = NOT live WHERE plan_key = 'b'")
+            con.execute("UPDATE plans SET name = name || 'x' WHERE plan_key = 'a'")
+            other.execute("UPDATE other.plans SET name = name || 'x' WHERE plan_key = 'b'")
 
     with pytest.raises(StoreError, match=r"conflicted with other writers 3 times"):
         store._connections.retrying(racing_write)
