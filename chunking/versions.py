@@ -29,9 +29,8 @@ SPLITTER_VERSION = "5"
 # what follows them (never a chunk of headings while more follows)
 SECTION_PACKER_VERSION = "4"
 # How tables become chunks: row groups, repeated header rows.
-# 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
-# 3: trailing empty cells and an outer pipe stay out of the last rendered value (in its span only)
-TABLE_RENDERING_VERSION = "3"
+# 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value
+TABLE_RENDERING_VERSION = "2"
 # How the turn-window chunker packs turns.
 TURN_WINDOW_VERSION = "1"
 

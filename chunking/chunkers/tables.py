@@ -230,10 +230,12 @@ class TableDrafter:
                 continue
             budget = max(room - self.count(f"{name}: "), 4)
             cells.extend((name, a + x, a + y) for x, y in self.split_value(full[a:b], budget))
-        # Text after the last value (trailing empty cells' delimiters, an outer pipe) is in the
-        # last piece's span, so the row's chunks cover all of it, but not in its text: a value
-        # reads `2010: 1.22`, never `2010: 1.22,,,`.
-        tail = max(len(full[:clip_b].rstrip()), cells[-1][2])
+        tail = len(full[:clip_b].rstrip())
+        if full[cells[-1][2] : tail].strip():
+            # Text after the last value (a trailing empty cell's delimiter, an outer pipe) goes
+            # with it, so the row's chunks cover all of it.
+            name, a, _ = cells[-1]
+            cells[-1] = (name, a, tail)
         lines = [f"{name}: {full[a:b]}" for name, a, b in cells]
         counts = self.count_many(lines)
         lead_text = self.lead_text(lead) if lead else ""
@@ -266,12 +268,7 @@ class TableDrafter:
                     lines[position : position + 1] = [f"{n}: {full[x:y]}" for n, x, y in parts]
                     counts[position : position + 1] = self.count_many(lines[position : position + len(parts)])
                     continue
-            last = position + taken == len(lines)
-            end = (
-                None
-                if full_start is None
-                else full_start + (tail if last else cells[position + taken - 1][2])
-            )
+            end = None if full_start is None else full_start + cells[position + taken - 1][2]
             piece = Piece(text, span_start, end, unit.pages, "table_row", path, tokens)
             pieces = [*lead.pieces, piece] if led and lead is not None else [piece]
             drafts.append(Draft(pieces, tokens, rendered=text))

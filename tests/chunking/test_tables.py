@@ -101,28 +101,3 @@ def test_cell_spans_split_at_delimiters_outside_quotes(row: str, delimiter: str,
 def test_column_names_skip_the_markdown_delimiter_row() -> None:
     assert column_names("| Name | Size |\n|:---|---:|", "|") == ["Name", "Size"]
     assert column_names('"date","co2"', ",") == ["date", "co2"]
-
-
-def test_trailing_empty_cells_and_outer_pipes_stay_out_of_a_rendered_value() -> None:
-    """`2010: 1.22,,,` and `💡: 💡 |` read as `2010: 1.22` and `💡: 💡`; the spans still cover
-    each whole row (issue 30)."""
-    header = ["year", *(f"series_{i:02d}_of_the_measurement_station" for i in range(1, 40))]
-    rows = [["2010", "1.22", *([""] * 38)], ["2011", "1.31", "0.5", *([""] * 37)]]
-    document = csv_document(header, rows)
-    chunks = SectionChunker(size=64, tokenizer="cl100k_base").chunk(document)
-    rendered = [c for c in chunks if c.metadata.get("rendering") == "columns"]
-    assert rendered
-    for chunk in rendered:
-        assert not chunk.text.rstrip().endswith(","), chunk.text
-    table = document.sections[0].units[0]
-    assert max(c.provenance.end for c in chunks) == table.end
-    long = "word " * 80
-    text = f"| key | note | mark |\n|---|---|---|\n| 💡 | {long.strip()} |  |\n| a2 | short | x |"
-    markdown = parse_bytes(text.encode(), kind="markdown", source_uri="mem://emoji.md")
-    chunks = SectionChunker(size=48, tokenizer="cl100k_base").chunk(markdown)
-    assert all(
-        not line.rstrip().endswith("|")
-        for c in chunks
-        if c.metadata.get("rendering")
-        for line in c.text.split("\n")
-    )
