@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import duckdb
 
+from ingest_assets.store.schema import schema_sql
+
 # The graph_nodes view of schemas 3 to 7: node texts joined through an OR join.
 GRAPH_NODES_7 = """CREATE VIEW graph_nodes AS
 SELECT m.plan_key, n.id, n.label,
@@ -49,9 +51,58 @@ JOIN vectors v ON v.text_hash = t.text_hash AND v.model = e.model
 WHERE m.role = 'child'"""
 
 
+# Schema 9 kept sources and plan_members as tables updated in place, and served every vector row.
+SOURCES_9 = """CREATE TABLE sources (
+    uri VARCHAR PRIMARY KEY, path VARCHAR NOT NULL, document_id UUID NOT NULL, shard VARCHAR NOT NULL,
+    content_hash VARCHAR NOT NULL, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, ctime_ns BIGINT,
+    inode BIGINT, hashed_at_ns BIGINT, deleted BOOLEAN NOT NULL, parse_key VARCHAR, version_id UUID,
+    updated_at TIMESTAMP NOT NULL)"""
+PLAN_MEMBERS_9 = """CREATE TABLE plan_members (
+    plan_key VARCHAR NOT NULL, document_id UUID NOT NULL, role VARCHAR NOT NULL, set_key VARCHAR NOT NULL,
+    version_id UUID NOT NULL, based_on VARCHAR NOT NULL, updated_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (plan_key, document_id, role))"""
+
+
+def _current_view(name: str) -> str:
+    """The CREATE VIEW of ``name`` in the current schema.sql, without its closing semicolon."""
+    schema = schema_sql()
+    start = schema.index(f"CREATE VIEW {name} ")
+    return schema[start : schema.index(";", start)]
+
+
+# Schema 9's views as schema 10's, without what 10 added: parse failures cleared by a parse, and
+# one vector per chunk.
+INGEST_FAILURES_9 = _current_view("ingest_failures").replace(
+    " AND NOT (f.stage = 'parse' AND s.version_id IS NOT NULL)", ""
+)
+CHUNK_VECTORS_9 = _current_view("chunk_vectors").split("\n-- Writers of two shards")[0]
+
+
+def downgrade_to_schema_9(con: duckdb.DuckDBPyConnection) -> None:
+    """Give a current store what schema 9 had: sources and plan_members as tables holding each
+    key's newest row, the views of schema 9."""
+    con.execute("CREATE TEMP TABLE newest_sources AS SELECT * FROM sources")
+    con.execute("CREATE TEMP TABLE newest_members AS SELECT * FROM plan_members")
+    con.execute("DROP VIEW ingest_failures")
+    con.execute("DROP VIEW chunk_vectors")
+    con.execute("DROP VIEW sources")
+    con.execute("DROP VIEW plan_members")
+    con.execute("DROP TABLE source_rows")
+    con.execute("DROP TABLE member_rows")
+    con.execute(SOURCES_9)
+    con.execute("INSERT INTO sources SELECT * FROM newest_sources")
+    con.execute(PLAN_MEMBERS_9)
+    con.execute("INSERT INTO plan_members SELECT * FROM newest_members")
+    con.execute(INGEST_FAILURES_9)
+    con.execute(CHUNK_VECTORS_9)
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version VALUES (9, now())")
+
+
 def downgrade_to_schema_8(con: duckdb.DuckDBPyConnection) -> None:
     """Give a current store what schema 8 had: a live flag on plans, no plan states or
     promotions, and views over the plans' work pointers."""
+    downgrade_to_schema_9(con)
     for view in ("served_documents", "chunk_vectors", "current_members", "promoted", "staged_members"):
         con.execute(f"DROP VIEW {view}")
     con.execute("DROP VIEW plan_status")

@@ -1,12 +1,13 @@
 """Shard runs: the pipeline over some shards only, as one of several processes (or machines)
 writing a DuckLake store at once (docs/scale-out.md).
 
-``python -m ingest_assets.defs.shards 00 03`` runs the documents job, then the chunks job of
-every plan, for each shard named, on the store and instance of the environment (``INGEST_*``,
-``DAGSTER_HOME``), and prints one JSON object: per shard, the rows each step wrote, and under
-``write_lock`` the seconds the process waited for the lake's write lock and held it. Shards
-partition the documents, so runs of different shards share no row, and eight runs of the eight
-shards leave the store a full run leaves.
+``python -m ingest_assets.defs.shards 00 01 02 03`` runs the documents job, then the chunks job of
+every plan, over the shards named (one run of each per stretch of consecutive shards), on the
+store and instance of the environment (``INGEST_*``, ``DAGSTER_HOME``), and prints one JSON
+object: per stretch, the rows each step wrote, and under ``write_lock`` the seconds the process
+waited for the lake's write locks and held them. Shards partition the documents, so runs of
+different shards share no row and write in parallel, and runs of all eight shards leave the
+store a full run leaves.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from ingest_assets.defs.launch import Launcher
 from ingest_assets.engine import SHARDS
+from ingest_assets.engine.keys import stretches
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
 from ingest_assets.store import lake_lock
@@ -25,10 +27,11 @@ __all__ = ["main", "run_shards"]
 
 
 def run_shards(settings: Settings, shards: list[str], instance: Any = None) -> dict[str, dict[str, Any]]:
-    """Run the documents job and each plan's chunks job over each of ``shards``, one shard at a time.
+    """Run the documents job and each plan's chunks job over ``shards``: one run of each per
+    stretch of consecutive shards (a partition range), as ``ingest run`` does.
 
     Returns:
-        Per shard, the step results by asset (as dicts).
+        Per stretch (``"03"``, or ``"00-03"`` for a range), the step results by asset (as dicts).
 
     Raises:
         ValueError: A name is not a shard (00..07); the message lists them.
@@ -40,12 +43,15 @@ def run_shards(settings: Settings, shards: list[str], instance: Any = None) -> d
     keys = [plan.key for plan in load_plans(settings.plans_file)]
     launcher = Launcher(settings, keys, instance)
     report: dict[str, dict[str, Any]] = {}
-    for shard in shards:
-        results = dict(launcher.execute("documents_job", shard, shard))
+    for stretch in stretches(shards):
+        first, last = stretch[0], stretch[-1]
+        results = dict(launcher.execute("documents_job", first, last))
         for key in keys:
-            chunked = launcher.execute("chunks_job", f"{key}|{shard}", f"{key}|{shard}")
+            chunked = launcher.execute("chunks_job", f"{key}|{first}", f"{key}|{last}")
             results.update({f"{name}[{key}]": result for name, result in chunked.items()})
-        report[shard] = {name: vars(result) for name, result in results.items()}
+        report[first if first == last else f"{first}-{last}"] = {
+            name: vars(result) for name, result in results.items()
+        }
     return report
 
 
@@ -54,8 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     shards = sys.argv[1:] if argv is None else argv
     try:
         report: dict[str, Any] = run_shards(Settings.from_env(), shards or list(SHARDS))
-        # The serial part of this process's work on a lake: its write transactions, one at a time.
-        report["write_lock"] = vars(lake_lock.TIMES)
+        # On a lake: the seconds this process waited for write locks and held them, alone
+        # (whole-store transactions) or beside other shards' writers; ``serial`` is the part of
+        # its work that more writers cannot speed up.
+        report["write_lock"] = {**vars(lake_lock.TIMES), "serial": lake_lock.TIMES.serial}
         print(json.dumps(report, default=str))
     except (ValueError, RuntimeError) as error:
         print(f"ingest shards: {error}", file=sys.stderr)

@@ -167,11 +167,11 @@ class IngestEngine:
                 return ShardResults(ChunkResult, chunk.chunk_children(self.store, plan, items, unrouted))
             if step == "graph_nodes":
                 results = ShardResults(GraphResult, graph.build_graph(self.store, plan, items, unrouted))
-                self.store.publish(plan.key, plan.kinds, plan.embedding_key)
+                self.store.publish(plan.key, plan.kinds, plan.embedding_key, shards=shards)
                 return results
             if step == "embeddings":
                 results = ShardResults(EmbedResult, embed.embed_children(self.store, plan, items, unrouted))
-                self.store.publish(plan.key, plan.kinds, plan.embedding_key)
+                self.store.publish(plan.key, plan.kinds, plan.embedding_key, shards=shards)
                 return results
         raise KeyError(f"unknown step {step!r}; steps: {', '.join(STEPS)}")
 

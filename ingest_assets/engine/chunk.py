@@ -70,7 +70,14 @@ def work_items(
 def failure(item: WorkItem, stage: str, plan_key: str, error: Exception | str) -> FailureWrite:
     """A failure of ``item`` at ``stage``, its message naming the file."""
     uri = item.document.source_uri
-    return FailureWrite(uri, item.document.content_hash, stage, f"{uri}: {error}"[:2000], plan_key=plan_key)
+    return FailureWrite(
+        uri,
+        item.document.content_hash,
+        stage,
+        f"{uri}: {error}"[:2000],
+        plan_key=plan_key,
+        document_id=item.document.document_id,
+    )
 
 
 def chunk_parents(

@@ -10,7 +10,6 @@ A key that is stored means reuse, so a run with nothing changed makes no parser 
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 from collections.abc import Iterable
 from functools import cache
@@ -18,6 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from chunking.ids import settings_hash
+from ingest_assets.store.shards import SHARD_COUNT, SHARDS, shard_of
 
 __all__ = [
     "SHARDS",
@@ -32,9 +32,6 @@ __all__ = [
     "stretches",
 ]
 
-SHARD_COUNT = 8
-SHARDS: tuple[str, ...] = tuple(f"{i:02d}" for i in range(SHARD_COUNT))
-
 
 def stretches(shards: Iterable[str]) -> list[list[str]]:
     """``shards`` cut into runs of consecutive shards, in order: a run over one stretch (a
@@ -46,11 +43,6 @@ def stretches(shards: Iterable[str]) -> list[list[str]]:
         else:
             runs.append([shard])
     return runs
-
-
-def shard_of(document_id: UUID) -> str:
-    """Return the shard (``"00"``..``"07"``) of a document: a stable hash of its id."""
-    return f"{int(hashlib.sha256(str(document_id).encode()).hexdigest()[:8], 16) % SHARD_COUNT:02d}"
 
 
 def parent_set_key(document_id: UUID, version_id: UUID, parent_fingerprint: str) -> str:

@@ -49,7 +49,14 @@ def _failure(source: SourceRow, key: str, result: ParseError | str) -> FailureWr
         message, key = limit_message(result), f"{key}:{result.limit}={result.allowed}"
     else:
         message = str(result)
-    return FailureWrite(source.uri, source.content_hash, "parse", message[:2000], parse_key=key)
+    return FailureWrite(
+        source.uri,
+        source.content_hash,
+        "parse",
+        message[:2000],
+        parse_key=key,
+        document_id=source.document_id,
+    )
 
 
 def parse_sources(

@@ -153,10 +153,12 @@ def _embedding_pending(
     first_shard: str,
 ) -> None:
     """Add to ``missing`` the current child sets of ``plan`` without vectors under its
-    embedding, and a stage to record (``first_shard``: the step records it from any shard)."""
+    embedding, and a stage to record (the step records it from any shard: the first shard with
+    work already, else ``first_shard``, so no idle shard gets a run for it)."""
     wanted = None if plan.embedding is None else plan_row(plan.embedding)
     if wanted != recorded:
-        missing.setdefault(first_shard, []).append(("embedding stage", plan.key, repr(wanted)))
+        shard = min(missing, default=first_shard)
+        missing.setdefault(shard, []).append(("embedding stage", plan.key, repr(wanted)))
     embedding = None if plan.embedding is None else plan.embedding.key
     complete = [entry for count in counts.values() for entry in count.pop("child_sets", [])]
     done = set() if embedding is None else embedded_set_keys(store, [e[0] for e in complete], embedding)

@@ -1,18 +1,26 @@
-"""The DuckDB store of the pipeline (no Dagster here).
+"""The store of the pipeline: a DuckDB file or a DuckLake lake (no Dagster here).
 
 =================  ==========================================================================
 module             job
 =================  ==========================================================================
 ``store``          :class:`IngestStore`, the facade: every method one read or one transaction
 ``rows``           row types (dataclasses, NamedTuples) and the Arrow schemas of the tables
-``writes``         batched inserts, replaced pointer rows, document body parts
+``writes``         batched inserts, superseding rows (a newer row per key), document body parts
+``set_rows``       reading the chunk rows of stored sets, grouped by set
 ``summaries``      token-size stats and previews of chunk sets (no I/O)
-``connection``     opening a file: lock retry, schema check, sessions, transactions
-``lists``          many keys as one JSON statement parameter (never a Python list)
-``schema``         creating and migrating the schema (``schema.sql``)
-``host``           one in-memory DuckDB per process that store files are attached to
-``recent``         content-addressed memory of bodies and sets just written or read
+``serving``        plan states and promotions: what the views serve, as inserted rows
+``changes``        which chunk ids enter and leave the views, recorded by the write that moves them
+``vectors``        the embedding tables: vectors, text hashes, embedded sets, plans' stages
 ``invariants``     the chunk-contract checks over what the views show
+``connection``     opening a store: lock retry, schema check, sessions, transactions, conflict retry
+``host``           one in-memory DuckDB per process that store files are attached to
+``lake``           the DuckLake backend: its schema form, extensions, attach, maintenance
+``lake_lock``      a lake's write locks: the store lock (shared or alone) and one per shard
+``shards``         the shard of a document (the engine's unit of work, the lake's lock)
+``schema``         creating and migrating the schema (``schema.sql``)
+``lists``          many keys as one JSON statement parameter (never a Python list)
+``recent``         content-addressed memory of bodies and sets just written or read
+``errors``         the store's error type
 =================  ==========================================================================
 """
 

@@ -16,7 +16,7 @@ import functools
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
@@ -139,21 +139,27 @@ class Connections:
             yield con
 
     @contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def transaction(self, shards: Iterable[str] | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
         """Yield a connection inside one transaction: committed on success, rolled back on error.
 
-        On a lake the transaction first takes the store's write lock (:mod:`lake_lock`), so
-        this process's and other processes' write transactions queue instead of conflicting.
+        On a lake the transaction first takes the store's write locks (:mod:`lake_lock`): with
+        ``shards``, the locks of those shards (the transaction writes rows of their documents
+        only, by inserts: writers of other shards go on in parallel); without, the whole store
+        (it runs alone). An empty ``shards`` writes rows of no document (timings) and waits
+        only for a whole-store transaction.
         """
-        lock = lake_lock.write_lock(str(self.path), self.lock_timeout) if self.is_lake else nullcontext()
+        scope = None if shards is None else frozenset(shards)
+        lock = (
+            lake_lock.write_lock(str(self.path), self.lock_timeout, scope) if self.is_lake else nullcontext()
+        )
         with lock, self.connect() as con:
             con.execute("BEGIN TRANSACTION")
-            if self.is_lake:
+            if self.is_lake and scope is None:
                 # DuckLake detects conflicts on deletes and updates only: two writers' inserts
                 # of one key (anti-join inserts, delete-then-insert of a key neither saw) both
-                # commit. Rewriting one shared row makes every two concurrent write
-                # transactions conflict, so the one retried (``retrying``) sees the other's
-                # rows: writes are serializable even beside a writer without the write lock.
+                # commit. Rewriting one shared row makes this transaction conflict with any
+                # other whole-store transaction that overlaps it anyway (a writer without the
+                # lock), so the one retried (``retrying``) sees the other's rows.
                 con.execute("UPDATE schema_version SET applied_at = applied_at")
             try:
                 yield con

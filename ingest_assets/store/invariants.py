@@ -71,7 +71,7 @@ def mark_verified(store: IngestStore, set_keys: list[str]) -> None:
     if not set_keys:
         return
     set_keys = sorted(set(set_keys))
-    with store.transaction() as con:
+    with store.transaction(store.set_shards(set_keys)) as con:
         con.execute(
             "INSERT INTO verified_sets SELECT k, now()::TIMESTAMP "
             "FROM (SELECT unnest(?::JSON::VARCHAR[]) AS k) "

@@ -96,6 +96,7 @@ class FailureWrite:
     error: str
     plan_key: str | None = None
     parse_key: str | None = None  # set for parse failures: the bytes not to parse again
+    document_id: UUID | None = None  # the source's document (its shard's write lock is taken)
 
 
 @dataclass

@@ -19,9 +19,21 @@ from ingest_assets.store.rows import PREVIEW_ROWS, utc_now
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "schema_sql"]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
 MIGRATIONS: dict[int, str] = {
+    # 10: a file's record and a plan's work pointers become inserted rows (source_rows,
+    # member_rows; the views sources and plan_members show the newest), so a run's writes only
+    # insert and writers of different shards never conflict. Each stored row becomes the first
+    # of its key; every view returns the same rows.
+    9: "{table:source_rows} "
+    "INSERT INTO source_rows SELECT uri, path, document_id, shard, content_hash, size, mtime_ns, "
+    "ctime_ns, inode, hashed_at_ns, deleted, parse_key, version_id, updated_at, 1 FROM sources; "
+    "{table:member_rows} "
+    "INSERT INTO member_rows SELECT plan_key, document_id, role, set_key, version_id, based_on, "
+    "updated_at, 1 FROM plan_members; "
+    "DROP TABLE sources; DROP TABLE plan_members; {view:sources} {view:plan_members} "
+    "DROP VIEW ingest_failures; {view:ingest_failures} DROP VIEW chunk_vectors; {view:chunk_vectors}",
     # 9: serving by promotion. A plan's state and what it serves of each document become
     # inserted rows (plan_states, promotions) instead of a live flag and the plans' work
     # pointers: each live or retired key starts in that state, and every complete set of members

@@ -1,18 +1,22 @@
--- Store schema, version 9. Tables are internal; the views at the bottom are the read-side
--- contract users query directly. Nothing here is ever updated in place except sources and
--- plan_members, whose rows are small pointers; chunk rows are written once per chunk set and
--- never rewritten, and what the views serve moves only by inserted rows (plan_states,
--- promotions).
+-- Store schema, version 10. Tables are internal; the views at the bottom are the read-side
+-- contract users query directly. The work of a run only inserts rows: a file's record and a
+-- plan's work pointers change by a newer row (source_rows, member_rows: the newest seq per key
+-- is current, the views sources and plan_members show it), chunk rows are written once per
+-- chunk set and never rewritten, and what the views serve moves only by inserted rows
+-- (plan_states, promotions). Inserts of different writers commute, so writers of different
+-- shards commit in parallel (see ingest_assets/store/lake_lock.py); maintenance deletes the
+-- rows newer ones superseded.
 
 CREATE TABLE schema_version (
     version    INTEGER NOT NULL,
     applied_at TIMESTAMP NOT NULL
 );
 
--- One row per file seen in the inbox. version_id points at the parsed document of the
--- current content (NULL until parsed, or when parsing failed).
-CREATE TABLE sources (
-    uri          VARCHAR PRIMARY KEY,
+-- One row per write of a file's record (the newest seq per uri is the file as the store knows
+-- it: the view sources). version_id points at the parsed document of the current content (NULL
+-- until parsed, or when parsing failed).
+CREATE TABLE source_rows (
+    uri          VARCHAR NOT NULL,
     path         VARCHAR NOT NULL,
     document_id  UUID NOT NULL,
     shard        VARCHAR NOT NULL,
@@ -27,7 +31,10 @@ CREATE TABLE sources (
     deleted      BOOLEAN NOT NULL,
     parse_key    VARCHAR,          -- content hash + parser version the version_id came from
     version_id   UUID,
-    updated_at   TIMESTAMP NOT NULL
+    updated_at   TIMESTAMP NOT NULL,
+    -- 1 + the previous row's of the same uri
+    seq          BIGINT NOT NULL,
+    PRIMARY KEY (uri, seq)
 );
 
 -- Every parsed version of every document, kept so children can be redone without
@@ -113,10 +120,12 @@ CREATE TABLE chunks (
     created_at   TIMESTAMP NOT NULL
 );
 
--- Which sets a plan has built for a document (its work pointers; readers see promotions). role is 'parent', 'child' or 'graph';
--- based_on is the parent set a child set was cut from (the child set a graph set was built
--- from), so a child set whose parents were replaced is never shown with the new parents.
-CREATE TABLE plan_members (
+-- Which sets a plan has built for a document (its work pointers; readers see promotions), one
+-- row per write, the newest seq per (plan, document, role) current (the view plan_members).
+-- role is 'parent', 'child' or 'graph'; based_on is the parent set a child set was cut from
+-- (the child set a graph set was built from), so a child set whose parents were replaced is
+-- never shown with the new parents.
+CREATE TABLE member_rows (
     plan_key    VARCHAR NOT NULL,
     document_id UUID NOT NULL,
     role        VARCHAR NOT NULL,
@@ -124,7 +133,9 @@ CREATE TABLE plan_members (
     version_id  UUID NOT NULL,
     based_on    VARCHAR NOT NULL,
     updated_at  TIMESTAMP NOT NULL,
-    PRIMARY KEY (plan_key, document_id, role)
+    -- 1 + the previous row's of the same plan, document and role
+    seq         BIGINT NOT NULL,
+    PRIMARY KEY (plan_key, document_id, role, seq)
 );
 
 -- Graph records for one (parent set, child set) pair; set_key hashes both.
@@ -255,6 +266,19 @@ CREATE TABLE step_timings (
 
 -- ---------------------------------------------------------------- read side (contract)
 
+-- Each file's newest record.
+CREATE VIEW sources AS
+SELECT uri, path, document_id, shard, content_hash, size, mtime_ns, ctime_ns, inode, hashed_at_ns,
+       deleted, parse_key, version_id, updated_at
+FROM source_rows
+QUALIFY row_number() OVER (PARTITION BY uri ORDER BY seq DESC) = 1;
+
+-- Each plan's newest work pointer per document and role.
+CREATE VIEW plan_members AS
+SELECT plan_key, document_id, role, set_key, version_id, based_on, updated_at
+FROM member_rows
+QUALIFY row_number() OVER (PARTITION BY plan_key, document_id, role ORDER BY seq DESC) = 1;
+
 CREATE VIEW current_documents AS
 SELECT d.document_id, d.version_id, d.source_uri, d.kind, d.title, s.path, s.shard,
        s.content_hash, s.size AS bytes, d.text_length, d.parsed_at
@@ -355,7 +379,7 @@ FROM current_members m
 JOIN graph_edge_rows e ON e.set_key = m.set_key
 WHERE m.role = 'graph';
 
--- The current children of each plan that embeds, with their vector under the plan's model.
+-- The current children of each plan that embeds, with their vector under the plan's model, once.
 CREATE VIEW chunk_vectors AS
 SELECT m.plan_key, c.id, c.document_id, c.version_id, c.parent_id, c."index", c.text, c.heading_path,
        c.content_kind, c.token_count, d.uri AS source_uri, e.model, e.text_mode, e.dimension, t.text_hash,
@@ -366,11 +390,14 @@ JOIN sources d ON d.document_id = m.document_id
 JOIN chunks c ON c.set_key = m.set_key
 JOIN chunk_texts t ON t.set_key = m.set_key AND t.text_mode = e.text_mode AND t.chunk_id = c.id
 JOIN vectors v ON v.text_hash = t.text_hash AND v.model = e.model
-WHERE m.role = 'child';
+WHERE m.role = 'child'
+-- Writers of two shards may store one text's vector at once (the same vector): serve one.
+QUALIFY row_number() OVER (PARTITION BY m.plan_key, m.set_key, c.id ORDER BY v.created_at) = 1;
 
--- Failures of the current content of current sources: fixing or deleting the file clears them.
+-- Failures of the current content of current sources: fixing or deleting the file clears them,
+-- and a parse failure is cleared by a parse of the same content that succeeds (a newer parser).
 CREATE VIEW ingest_failures AS
 SELECT f.source_uri, f.stage, f.plan_key, f.error, f."at"
 FROM failure_log f
 JOIN sources s ON s.uri = f.source_uri AND s.content_hash = f.content_hash
-WHERE NOT s.deleted;
+WHERE NOT s.deleted AND NOT (f.stage = 'parse' AND s.version_id IS NOT NULL);

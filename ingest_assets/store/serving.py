@@ -89,30 +89,10 @@ def _set_states(con: duckdb.DuckDBPyConnection, states: Mapping[str, str], now: 
     )
 
 
-def register_plans(
-    con: duckdb.DuckDBPyConnection, run_id: str, plans: Sequence[PlanRegistration], now: datetime
-) -> list[str]:
-    """Bring the stored plan states in line with ``plans`` (the plans file), in one transaction
-    the caller holds; returns the keys newly registered or brought back.
-
-    A key of the file that is new or retired becomes ``building`` if its plan name has another
-    key live, else ``live``; a building key no longer in the file is retired (abandoned); a
-    live key whose name left the file is retired; a live key whose name has another key in
-    the file stays live until that key covers every document (:func:`switch_if_covered`,
-    tried here for every building key).
-    """
-    known = state_rows(con)
-    wanted = {p.key: p for p in plans}
+def _state_changes(known: Mapping[str, PlanState], plans: Sequence[PlanRegistration]) -> dict[str, str]:
+    """The state each key enters when the plans file holds ``plans`` (see :func:`register_plans`)."""
+    wanted = {p.key for p in plans}
     names = {p.name for p in plans}
-    fresh = [p for p in plans if p.key not in known]
-    if fresh:
-        con.execute(
-            "INSERT INTO plans SELECT unnest($1::JSON::VARCHAR[]), unnest($2::JSON::VARCHAR[]), "
-            "unnest($3::JSON::VARCHAR[]), unnest($4::JSON::VARCHAR[])::JSON, $5",
-            [json_list(p.key for p in fresh), json_list(p.name for p in fresh),
-             json_list(p.fingerprint for p in fresh),
-             json_list(json.dumps(p.settings, sort_keys=True) for p in fresh), now],
-        )  # fmt: skip
     live_names = {s.name for s in known.values() if s.state == LIVE}
     changes: dict[str, str] = {}
     for plan in plans:
@@ -127,6 +107,40 @@ def register_plans(
             continue
         if state.state == BUILDING or state.name not in names:
             changes[key] = RETIRED
+    return changes
+
+
+def registration_due(con: duckdb.DuckDBPyConnection, plans: Sequence[PlanRegistration]) -> bool:
+    """Whether :func:`register_plans` would change anything: a key to register, bring back or
+    retire, or a building key that may switch live. A read: when it says no, no writer waits."""
+    known = state_rows(con)
+    building = any(p.key in known and known[p.key].state == BUILDING for p in plans)
+    return building or bool(_state_changes(known, plans))
+
+
+def register_plans(
+    con: duckdb.DuckDBPyConnection, run_id: str, plans: Sequence[PlanRegistration], now: datetime
+) -> list[str]:
+    """Bring the stored plan states in line with ``plans`` (the plans file), in one transaction
+    the caller holds; returns the keys newly registered or brought back.
+
+    A key of the file that is new or retired becomes ``building`` if its plan name has another
+    key live, else ``live``; a building key no longer in the file is retired (abandoned); a
+    live key whose name left the file is retired; a live key whose name has another key in
+    the file stays live until that key covers every document (:func:`switch_if_covered`,
+    tried here for every building key).
+    """
+    known = state_rows(con)
+    fresh = [p for p in plans if p.key not in known]
+    if fresh:
+        con.execute(
+            "INSERT INTO plans SELECT unnest($1::JSON::VARCHAR[]), unnest($2::JSON::VARCHAR[]), "
+            "unnest($3::JSON::VARCHAR[]), unnest($4::JSON::VARCHAR[])::JSON, $5",
+            [json_list(p.key for p in fresh), json_list(p.name for p in fresh),
+             json_list(p.fingerprint for p in fresh),
+             json_list(json.dumps(p.settings, sort_keys=True) for p in fresh), now],
+        )  # fmt: skip
+    changes = _state_changes(known, plans)
     with tracked(con, run_id, ViewScope.plans(changes), now):
         _set_states(con, changes, now)
     for plan in plans:

@@ -56,6 +56,7 @@ from ingest_assets.store.rows import (
 )
 from ingest_assets.store.serving import PlanRegistration, PlanState
 from ingest_assets.store.set_rows import CHUNK_COLUMNS, GRAPH_COLUMNS, chunk_dicts, rows_by_set
+from ingest_assets.store.shards import shards_of
 from ingest_assets.store.writes import (
     body_parts,
     chunk_set_rows,
@@ -65,9 +66,9 @@ from ingest_assets.store.writes import (
     inflate_body,
     insert,
     member_rows,
-    replace,
     source_rows,
     stored_keys,
+    supersede,
 )
 
 __all__ = ["ROLES", "TABLES", "IngestStore"]
@@ -76,12 +77,12 @@ T = TypeVar("T")
 
 ROLES = ("parent", "child", "graph")
 TABLES = (
-    "sources",
+    "source_rows",
     "documents",
     "plans",
     "chunk_sets",
     "chunks",
-    "plan_members",
+    "member_rows",
     "graph_sets",
     "graph_node_rows",
     "graph_edge_rows",
@@ -134,33 +135,56 @@ class IngestStore:
         writer of a lake (see :func:`~ingest_assets.store.connection.retried`)."""
         return self._connections.retrying(work)
 
-    def transaction(self) -> Any:
-        """Yield a connection inside one transaction: committed on success, rolled back on error."""
-        return self._connections.transaction()
+    def transaction(self, shards: Iterable[str] | None = None) -> Any:
+        """Yield a connection inside one transaction: committed on success, rolled back on error.
+
+        ``shards``: the shards whose documents' rows it writes, by inserts only (on a lake,
+        writers of other shards go on meanwhile); None (the default): any rows, alone. See
+        :meth:`Connections.transaction`.
+        """
+        return self._connections.transaction(shards)
 
     def check(self) -> None:
         """Open the store once so a bad file fails early; see :meth:`Connections.check`."""
         self._connections.check()
 
     def maintain_lake(self, keep_hours: float = 24.0) -> dict[str, int]:
-        """Compact a DuckLake store and expire its old snapshots; see :func:`lake.maintain`.
+        """Drop superseded rows (:meth:`compact`), then merge a DuckLake store's files and expire
+        its old snapshots (see :func:`lake.maintain`).
 
         Raises:
-            StoreError: The store is a DuckDB file (which needs no maintenance).
+            StoreError: The store is a DuckDB file (which needs no file maintenance).
         """
         if not self.is_lake:
             raise StoreError(
                 f"{self.path}: is a DuckDB file; only a DuckLake store (INGEST_STORE) is maintained"
             )
+        dropped = self.compact()
         with self.connect() as con:
-            return lake.maintain(con, keep_hours)
+            return {**dropped, **lake.maintain(con, keep_hours)}
+
+    @retried
+    def compact(self) -> dict[str, int]:
+        """Delete the rows that newer ones superseded: source and member rows older than their
+        key's newest, and all but the first of a text's vectors under one model (two shards'
+        writers may store one at once). The views show the same rows before and after. One
+        transaction over the whole store (it runs alone); returns the rows deleted per table."""
+        with self.transaction() as con:
+            return {f"{table}_deleted": con.execute(sql).fetchone()[0] for table, sql in _SUPERSEDED_ROWS}
 
     # ------------------------------------------------------------------ plans
 
-    @retried
     def sync_plans(self, plans: Sequence[PlanRegistration]) -> list[str]:
         """Bring the stored plan states in line with the plans file's ``plans``; returns the keys
-        newly registered or brought back (see :func:`.serving.register_plans`)."""
+        newly registered or brought back (see :func:`.serving.register_plans`). A transaction
+        over the whole store, taken only when something may change (asked first by a read)."""
+        with self.connect() as con:
+            if not serving.registration_due(con, plans):
+                return []
+        return self._register_plans(plans)
+
+    @retried
+    def _register_plans(self, plans: Sequence[PlanRegistration]) -> list[str]:
         with self.transaction() as con:
             return serving.register_plans(con, self.run_id, plans, utc_now())
 
@@ -173,22 +197,53 @@ class IngestStore:
         """Return the keys of live plans, sorted."""
         return sorted(key for key, s in self.plan_states().items() if s.state == serving.LIVE)
 
-    @retried
     def publish(
         self,
         plan_key: str,
         kinds: Iterable[str] | None,
         embedding: str | None,
         document_ids: Iterable[Any] | None = None,
+        *,
+        shards: Iterable[str] | None = None,
     ) -> int:
-        """Promote what ``plan_key`` has all of (of ``document_ids``, or every document), then
-        switch the key live if it is building and now covers every document it routes
-        (``kinds``; None: every kind); one transaction. Returns the promotions inserted."""
+        """Promote what ``plan_key`` has all of, of ``document_ids`` (a batch of a step), or of
+        the current documents of ``shards`` (the end of a step), or of every document; then,
+        unless a batch was given, switch the key live if it is building and now covers every
+        document it routes (``kinds``; None: every kind). Returns the promotions inserted.
+
+        Promotions are rows of their documents: one transaction over their shards. A switch
+        changes what every shard serves: one transaction over the whole store, taken only
+        while the key is building.
+        """
+        if document_ids is None and shards is None:
+            return self._publish_all(plan_key, kinds, embedding)
+        if document_ids is None:
+            document_ids = [d.document_id for d in self.current_documents(shards)]
+        made = self._promote(plan_key, embedding, list(document_ids))
+        if shards is not None:
+            state = self.plan_states().get(plan_key)
+            if state is not None and state.state == serving.BUILDING:
+                self._switch(plan_key, kinds)
+        return made
+
+    @retried
+    def _promote(self, plan_key: str, embedding: str | None, document_ids: list[Any]) -> int:
+        if not document_ids:
+            return 0
+        with self.transaction(shards_of(document_ids)) as con:
+            return serving.promote(con, self.run_id, plan_key, embedding, document_ids, utc_now())
+
+    @retried
+    def _switch(self, plan_key: str, kinds: Iterable[str] | None) -> None:
+        with self.transaction() as con:
+            serving.switch_if_covered(con, self.run_id, plan_key, kinds, utc_now())
+
+    @retried
+    def _publish_all(self, plan_key: str, kinds: Iterable[str] | None, embedding: str | None) -> int:
         now = utc_now()
         with self.transaction() as con:
-            made = serving.promote(con, self.run_id, plan_key, embedding, document_ids, now)
-            if document_ids is None:
-                serving.switch_if_covered(con, self.run_id, plan_key, kinds, now)
+            made = serving.promote(con, self.run_id, plan_key, embedding, None, now)
+            serving.switch_if_covered(con, self.run_id, plan_key, kinds, now)
         return made
 
     def promoted(self, plan_key: str) -> dict[UUID, tuple[UUID, str, str, str, str | None]]:
@@ -223,15 +278,15 @@ class IngestStore:
 
     @retried
     def write_sources(self, rows: Sequence[SourceRow]) -> None:
-        """Insert or replace source rows in one transaction (new, changed or deleted files)."""
+        """Record source rows (new, changed or deleted files) as their newest, in one transaction."""
         if not rows:
             return
         now = utc_now()
         with (
-            self.transaction() as con,
+            self.transaction({r.shard for r in rows}) as con,
             tracked(con, self.run_id, ViewScope.documents(r.document_id for r in rows), now),
         ):
-            replace(con, "sources", source_rows(rows, now))
+            supersede(con, "source_rows", source_rows(rows, now))
 
     @retried
     def write_parsed(self, documents: Sequence[DocumentWrite], failures: Sequence[FailureWrite]) -> None:
@@ -246,7 +301,11 @@ class IngestStore:
             return
         now = utc_now()
         keys = [f"{d.document_id}/{d.version_id}" for d in documents]
-        with self.transaction() as con:
+        # What each source now points at: its new version, or none (it failed) with the parse
+        # key of the bytes not to parse again.
+        pointers = {d.uri: (str(d.version_id), d.parse_key) for d in documents}
+        pointers.update({f.source_uri: (None, f.parse_key) for f in failures if f.parse_key is not None})
+        with self.transaction(_scope([d.document_id for d in documents], failures)) as con:
             known = {
                 r[0]
                 for r in con.execute(
@@ -259,28 +318,21 @@ class IngestStore:
             fresh = [d for d, key in zip(documents, keys, strict=True) if key not in known]
             insert(con, "documents", document_rows(fresh, now), DOCUMENTS)
             insert(con, "document_body_parts", body_parts(fresh), BODY_PARTS)
-            if documents:
-                # One statement for the batch: on a lake each UPDATE is a delete and an insert
-                # of its own (a shard's 170 documents took 4 s of the write lock one by one).
+            if pointers:
+                uris = sorted(pointers)
+                # One statement for the batch: each source's newest row again, pointing anew.
                 con.execute(
-                    "UPDATE sources SET version_id = p.version_id, parse_key = p.parse_key, updated_at = $1 "
-                    "FROM (SELECT unnest($2::JSON::VARCHAR[]) AS uri, "
-                    "unnest($3::JSON::UUID[]) AS version_id, "
-                    "unnest($4::JSON::VARCHAR[]) AS parse_key) p WHERE sources.uri = p.uri",
-                    [now, json_list(d.uri for d in documents), json_list(d.version_id for d in documents),
-                     json_list(d.parse_key for d in documents)],
+                    "INSERT INTO source_rows SELECT s.uri, s.path, s.document_id, s.shard, s.content_hash, "
+                    "s.size, s.mtime_ns, s.ctime_ns, s.inode, s.hashed_at_ns, s.deleted, p.parse_key, "
+                    "p.version_id, $1, s.seq + 1 "
+                    "FROM (SELECT * FROM source_rows WHERE list_contains($2::JSON::VARCHAR[], uri) "
+                    "      QUALIFY row_number() OVER (PARTITION BY uri ORDER BY seq DESC) = 1) s "
+                    "JOIN (SELECT unnest($2::JSON::VARCHAR[]) AS uri, "
+                    "      nullif(unnest($3::JSON::VARCHAR[]), '')::UUID AS version_id, "
+                    "      unnest($4::JSON::VARCHAR[]) AS parse_key) p ON p.uri = s.uri",
+                    [now, json_list(uris), json_list(pointers[u][0] or "" for u in uris),
+                     json_list(pointers[u][1] for u in uris)],
                 )  # fmt: skip
-                con.execute(
-                    "DELETE FROM failure_log WHERE stage = 'parse' "
-                    "AND list_contains(?::JSON::VARCHAR[], source_uri)",
-                    [json_list(sorted({d.uri for d in documents}))],
-                )
-            for f in failures:
-                if f.parse_key is not None:
-                    con.execute(
-                        "UPDATE sources SET version_id = NULL, parse_key = ?, updated_at = ? WHERE uri = ?",
-                        [f.parse_key, now, f.source_uri],
-                    )
             self._record_failures(con, failures, now)
         for d in fresh:  # committed: the next step chunks them
             body = compressed_body(d)
@@ -346,7 +398,7 @@ class IngestStore:
     def record_failures(self, failures: Sequence[FailureWrite]) -> None:
         """Record failures not yet recorded for the same source content, stage and plan."""
         if failures:
-            with self.transaction() as con:
+            with self.transaction(_scope([], failures)) as con:
                 self._record_failures(con, failures, utc_now())
 
     @staticmethod
@@ -380,6 +432,23 @@ class IngestStore:
             raise ValueError(f"unknown set table {table!r}")
         with self.connect() as con:
             return stored_keys(con, table, sorted(set(set_keys)))
+
+    def set_shards(self, set_keys: Iterable[str]) -> frozenset[str] | None:
+        """The shards of the documents of ``set_keys`` (chunk or graph sets): the write lock a
+        transaction writing rows of these sets takes; None (the whole store) when one of them
+        is not stored."""
+        keys = sorted(set(set_keys))
+        if not keys:
+            return frozenset()
+        rows = self.query(
+            "SELECT set_key, document_id FROM chunk_sets WHERE list_contains($1::JSON::VARCHAR[], set_key) "
+            "UNION ALL SELECT set_key, document_id FROM graph_sets "
+            "WHERE list_contains($1::JSON::VARCHAR[], set_key)",
+            [json_list(keys)],
+        )
+        if {key for key, _ in rows} != set(keys):
+            return None
+        return shards_of(document for _, document in rows)
 
     def set_summaries(self, set_keys: Iterable[str]) -> dict[str, SetSummary]:
         """Return the summary of each of ``set_keys`` that is stored in ``chunk_sets``."""
@@ -425,7 +494,8 @@ class IngestStore:
         if not sets and not members:
             return 0
         now = utc_now()
-        with self.transaction() as con:
+        documents = [*(s.document_id for s in sets), *(m.document_id for m in members)]
+        with self.transaction(_scope(documents, [])) as con:
             present = stored_keys(con, "chunk_sets", [s.set_key for s in sets])
             fresh = [s for s in sets if s.set_key not in present]
             insert(con, "chunk_sets", chunk_set_rows(fresh, now), CHUNK_SETS)
@@ -443,7 +513,8 @@ class IngestStore:
         if not sets and not members:
             return 0
         now = utc_now()
-        with self.transaction() as con:
+        documents = [*(s.document_id for s in sets), *(m.document_id for m in members)]
+        with self.transaction(_scope(documents, [])) as con:
             present = stored_keys(con, "graph_sets", [s.set_key for s in sets])
             fresh = [s for s in sets if s.set_key not in present]
             insert(con, "graph_sets", graph_set_rows(fresh, now), GRAPH_SETS)
@@ -458,7 +529,7 @@ class IngestStore:
     def _write_members(con: duckdb.DuckDBPyConnection, members: Sequence[MemberWrite], now: Any) -> None:
         """Point each (plan_key, document_id, role) at its new set, replacing the old pointer (the
         plan's work; readers see it once :meth:`publish` promotes it)."""
-        replace(con, "plan_members", member_rows(members, now))
+        supersede(con, "member_rows", member_rows(members, now))
 
     def chunk_rows_many(self, set_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """Return the chunks of each set as ``Chunk``-shaped dicts (JSON decoded), in index order."""
@@ -497,7 +568,7 @@ class IngestStore:
     def record_timing(self, step: str, plan_key: str | None, items: int, work: int, seconds: float) -> None:
         """Record how long ``step`` took over ``items`` (``work`` bytes or characters); see
         ``step_timings`` in schema.sql."""
-        with self.transaction() as con:
+        with self.transaction(()) as con:  # a row of no document
             con.execute(
                 "INSERT INTO step_timings VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [self.run_id, step, plan_key, items, work, seconds, utc_now()],
@@ -514,3 +585,33 @@ class IngestStore:
         """Return the row count of every stored table (a no-op run leaves these unchanged)."""
         with self.connect() as con:
             return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+
+
+def _scope(document_ids: Iterable[Any], failures: Sequence[FailureWrite]) -> frozenset[str] | None:
+    """The shards a write of rows of ``document_ids`` and ``failures`` locks; None (the whole
+    store) when a failure does not name its document."""
+    if any(f.document_id is None for f in failures):
+        return None
+    return shards_of([*document_ids, *(f.document_id for f in failures)])
+
+
+# Per table, the DELETE of what newer rows superseded (see ``IngestStore.compact``).
+_SUPERSEDED_ROWS = (
+    (
+        "source_rows",
+        "DELETE FROM source_rows r USING (SELECT uri, max(seq) AS newest FROM source_rows GROUP BY uri) n "
+        "WHERE n.uri = r.uri AND r.seq < n.newest",
+    ),
+    (
+        "member_rows",
+        "DELETE FROM member_rows r USING (SELECT plan_key, document_id, role, max(seq) AS newest "
+        "FROM member_rows GROUP BY ALL) n "
+        "WHERE n.plan_key = r.plan_key AND n.document_id = r.document_id AND n.role = r.role "
+        "AND r.seq < n.newest",
+    ),
+    (
+        "vectors",
+        "DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors "
+        "QUALIFY row_number() OVER (PARTITION BY text_hash, model ORDER BY created_at, rowid) > 1)",
+    ),
+)

@@ -2,8 +2,9 @@
 fully embedded, each plan's embedding stage. No Dagster here.
 
 Each function is one read or one transaction of an :class:`~ingest_assets.store.IngestStore`.
-Writes are DuckLake-compatible: rows go in through anti-joins (a key stored meanwhile by
-another writer is skipped), a plan's row is updated by its key or inserted, never upserted.
+Writes are DuckLake-compatible: rows go in through anti-joins under the write lock of their
+sets' shards (a key stored meanwhile by another writer of the shard is skipped); a plan's row
+is updated by its key or inserted (never upserted) by a transaction over the whole store.
 """
 
 from __future__ import annotations
@@ -91,9 +92,12 @@ def set_plan_embedding(
 ) -> bool:
     """Record ``plan_key``'s embedding stage (None: it has none); returns whether a row changed.
 
-    Only a different stage is written, so a run that changes nothing writes nothing. One
-    transaction, run again on a lake conflict.
+    Only a different stage is written, so a run that changes nothing writes nothing (and, asked
+    first by a read, waits for no writer). The write is one transaction over the whole store (a
+    plan's stage is read by every shard's steps), run again on a lake conflict.
     """
+    if plan_embeddings(store).get(plan_key) == row:
+        return False
     with store.transaction() as con:
         found = con.execute(
             "SELECT embedding, model, text_mode, dimension FROM plan_embeddings WHERE plan_key = ?",
@@ -208,7 +212,9 @@ def write_embeddings(
     if not vectors and not texts and not done:
         return 0
     inserted = 0
-    with store.transaction() as con:
+    # Rows of these sets' documents; vectors are keyed by text, which other shards' writers may
+    # store at once: chunk_vectors serves one of two such rows.
+    with store.transaction(store.set_shards([*(t.set_key for t in texts), *done])) as con:
         for batch in vectors:
             if not batch.hashes:
                 continue

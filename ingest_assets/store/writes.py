@@ -1,9 +1,10 @@
-"""How rows go into the store's tables: batched inserts, replaced pointer rows, body parts.
+"""How rows go into the store's tables: batched inserts, superseding rows, body parts.
 
 No Dagster here. Every value is a bound parameter or an Arrow column, never SQL text. The SQL
-is what DuckLake runs too: no ``INSERT OR REPLACE`` / ``ON CONFLICT``, and no reliance on a
-PRIMARY KEY for correctness (a replaced row is updated by its key or deleted and inserted;
-a write skips keys already stored by asking first, inside its transaction).
+is what DuckLake runs too: no ``INSERT OR REPLACE`` / ``ON CONFLICT``, no UPDATE or DELETE in a
+run's writes, and no reliance on a PRIMARY KEY for correctness (a changed pointer is a newer
+row of its key; a write skips keys already stored by asking first, inside its transaction,
+under its shards' write lock).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ __all__ = [
     "inflate_body",
     "insert",
     "member_rows",
-    "replace",
     "source_rows",
     "stored_keys",
+    "supersede",
 ]
 
 # Inserts of at most this many rows go in as one VALUES list of parameters: building and
@@ -200,37 +201,38 @@ def stored_keys(con: duckdb.DuckDBPyConnection, table: str, keys: Sequence[str])
     return {r[0] for r in rows}
 
 
-# Per replaceable table: its key columns and schema.
-_REPLACEABLE: dict[str, tuple[tuple[str, ...], pa.Schema]] = {
-    "plan_members": (("plan_key", "document_id", "role"), MEMBERS),
-    "sources": (("uri",), SOURCES),
+_UUID_COLUMNS = frozenset({"document_id", "version_id"})
+# Per superseded table: its key columns and the schema of its rows (without ``seq``).
+_SUPERSEDED: dict[str, tuple[tuple[str, ...], pa.Schema]] = {
+    "member_rows": (("plan_key", "document_id", "role"), MEMBERS),
+    "source_rows": (("uri",), SOURCES),
 }
 
 
-def _key_sql(key_columns: tuple[str, ...]) -> str:
-    return " || '/' || ".join(f"{c}::VARCHAR" for c in key_columns)
+def supersede(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert ``rows`` into ``table`` (``member_rows`` or ``source_rows``), each as the newest
+    row of its key: ``seq`` one more than the key's newest stored (1 for a new key). Nothing is
+    updated or deleted, so this commutes with other writers' inserts; the caller holds the
+    write lock of the rows' shards, so no one else adds a row of the same key meanwhile.
 
-
-def replace(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> None:
-    """Write ``rows`` into ``table`` (``plan_members`` or ``sources``), replacing the rows with
-    the same key: a handful (an edit's) are updated in place by key and inserted where no row
-    was there; more are deleted by key and inserted in one batch. One row per key either way."""
+    Raises:
+        ValueError: Two of ``rows`` have the same key (which would be newest is undefined).
+    """
     if not rows:
         return
-    key_columns, schema = _REPLACEABLE[table]
-    if len(rows) <= VALUES_ROWS:
-        set_columns = [name for name in schema.names if name not in key_columns]
-        columns = ", ".join(f"{c} = ?" for c in set_columns)
-        placeholders = " AND ".join(f"{c} = ?" for c in key_columns)
-        update = f"UPDATE {table} SET {columns} WHERE {placeholders}"
-        missing = [
-            row
-            for row in rows
-            if con.execute(update, [row[c] for c in (*set_columns, *key_columns)]).fetchone()[0] == 0
-        ]
-        insert(con, table, missing, schema)
-        return
-    keys = ["/".join(str(row[c]) for c in key_columns) for row in rows]
-    column = _key_sql(key_columns)  # the key columns joined by "/", as ``keys`` are
-    con.execute(f"DELETE FROM {table} WHERE list_contains(?::JSON::VARCHAR[], {column})", [json_list(keys)])
-    insert(con, table, rows, schema)
+    key_columns, schema = _SUPERSEDED[table]
+    keys = [tuple(str(row[c]) for c in key_columns) for row in rows]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{table}: rows with the same key in one write")
+    _batch = pa.Table.from_pylist(list(rows), schema=schema)  # read by name below
+    names = ", ".join(f'"{name}"' for name in schema.names)
+    # Ids travel as text (see rows._UUID): cast them so keys compare with the stored UUIDs.
+    typed = ", ".join(f'"{n}"::UUID AS "{n}"' if n in _UUID_COLUMNS else f'"{n}"' for n in schema.names)
+    key_list = ", ".join(key_columns)
+    on = " AND ".join(f"p.{c} = b.{c}" for c in key_columns)
+    con.execute(
+        f"WITH b AS (SELECT {typed} FROM _batch) "
+        f"INSERT INTO {table} ({names}, seq) SELECT b.*, coalesce(p.seq, 0) + 1 FROM b "
+        f"LEFT JOIN (SELECT {key_list}, max(t.seq) AS seq FROM {table} t "
+        f"  SEMI JOIN b USING ({key_list}) GROUP BY {key_list}) p ON {on}"
+    )

@@ -84,8 +84,8 @@ class Pipeline:
         stamps = {
             table: store.query(f"SELECT count(*), max({column}) FROM {table}")[0]
             for table, column in (
-                ("sources", "updated_at"), ("documents", "parsed_at"), ("plans", "registered_at"),
-                ("chunk_sets", "created_at"), ("chunks", "created_at"), ("plan_members", "updated_at"),
+                ("source_rows", "updated_at"), ("documents", "parsed_at"), ("plans", "registered_at"),
+                ("chunk_sets", "created_at"), ("chunks", "created_at"), ("member_rows", "updated_at"),
                 ("graph_sets", "created_at"), ("failure_log", '"at"'), ("plan_states", '"at"'),
                 ("promotions", '"at"'),
             )

@@ -339,3 +339,19 @@ def test_loading_the_default_model_leaves_logging_as_it_was() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", "WARNING"]
     assert "must not print" not in done.stderr
+
+
+def test_a_vector_stored_twice_is_served_once_and_compaction_keeps_one(pipeline: Pipeline) -> None:
+    """Writers of two shards may store the vector of one text at once (they share no lock):
+    chunk_vectors still serves each chunk once, and compaction deletes the second row."""
+    pipeline.write_plans(default=embedding_plan())
+    pipeline.engine().run_pending()
+    served = pipeline.rows("SELECT plan_key, id, text_hash FROM chunk_vectors ORDER BY ALL")
+    assert served
+    with pipeline.store.transaction() as con:
+        con.execute("INSERT INTO vectors SELECT * FROM vectors")  # every vector a second time
+    assert pipeline.rows("SELECT plan_key, id, text_hash FROM chunk_vectors ORDER BY ALL") == served
+    stored = pipeline.rows("SELECT count(*) FROM vectors")[0][0]
+    assert pipeline.store.compact()["vectors_deleted"] == stored // 2
+    assert pipeline.rows("SELECT count(DISTINCT (text_hash, model)) = count(*) FROM vectors") == [(True,)]
+    assert pipeline.rows("SELECT plan_key, id, text_hash FROM chunk_vectors ORDER BY ALL") == served

@@ -150,7 +150,7 @@ def test_failed_write_leaves_nothing_behind(tmp_path: Path) -> None:
     with pytest.raises(duckdb.Error):
         store.write_chunk_sets([chunk_set], [member])
     counts = store.table_counts()
-    assert counts["chunk_sets"] == 0 and counts["chunks"] == 0 and counts["plan_members"] == 0
+    assert counts["chunk_sets"] == 0 and counts["chunks"] == 0 and counts["member_rows"] == 0
 
 
 def _chunk_set(key: str, chunks: int) -> ChunkSetWrite:
@@ -358,7 +358,7 @@ def test_a_write_through_any_public_method_is_seen_by_the_next_read(pipeline: Pi
         # An UPDATE through the public transaction().
         with store.transaction() as con:
             con.execute(
-                "UPDATE plan_members SET set_key = 'raw' WHERE document_id = ? AND role = 'parent'", [doc]
+                "UPDATE member_rows SET set_key = 'raw' WHERE document_id = ? AND role = 'parent'", [doc]
             )
         assert store.members(plan_key, "parent")[doc] == ("raw", "")
         assert store.members_by_role(plan_key) == fresh().members_by_role(plan_key)
@@ -370,32 +370,41 @@ def test_a_write_through_any_public_method_is_seen_by_the_next_read(pipeline: Pi
         other.sync_plans([])  # retires every plan
         assert live and store.live_plans() == [] == fresh().live_plans()
         with store.transaction() as con:
-            con.execute("UPDATE sources SET deleted = TRUE WHERE uri = (SELECT min(uri) FROM sources)")
+            con.execute("UPDATE source_rows SET deleted = TRUE WHERE uri = (SELECT min(uri) FROM sources)")
         assert store.current_documents() == fresh().current_documents()
         # What it hands out is the caller's: changing it changes no later answer.
         store.members_by_role(plan_key)["parent"].clear()
         assert store.members_by_role(plan_key) == fresh().members_by_role(plan_key)
 
 
-def test_a_replaced_row_is_updated_in_place_or_inserted_and_never_doubled(tmp_path: Path) -> None:
-    """A few members or sources are replaced by an update of their key (an insert when there
-    was none); more by a delete and an insert. Either way one row per key, the newest."""
+def test_a_changed_pointer_is_a_newer_row_and_the_views_show_only_the_newest(tmp_path: Path) -> None:
+    """Members and sources change by inserted rows (nothing is updated or deleted, so writers of
+    different shards never conflict): plan_members and sources show one row per key, the
+    newest; the tables keep the older rows for maintenance to compact."""
     store = IngestStore(tmp_path / "s.duckdb")
     version = uuid4()
-    for count in (2, 9):  # through updates, then through a delete and an insert
-        docs = [uuid4() for _ in range(count)]
-        for set_key in ("old", "new"):
-            store.write_chunk_sets(
-                [], [MemberWrite("p", doc, "parent", f"{set_key}-{doc}", version) for doc in docs]
-            )
-        rows = store.query(
-            "SELECT document_id, set_key FROM plan_members WHERE list_contains(?, document_id)", [docs]
+    docs = [uuid4() for _ in range(9)]
+    for set_key in ("old", "new", "newest"):
+        store.write_chunk_sets(
+            [], [MemberWrite("p", doc, "parent", f"{set_key}-{doc}", version) for doc in docs]
         )
-        assert sorted(rows) == sorted((doc, f"new-{doc}") for doc in docs)
+    rows = store.query(
+        "SELECT document_id, set_key FROM plan_members WHERE list_contains(?::JSON::UUID[], document_id)",
+        [json_list(docs)],
+    )
+    assert sorted(rows) == sorted((doc, f"newest-{doc}") for doc in docs)
+    assert store.query("SELECT seq, count(*) FROM member_rows GROUP BY seq ORDER BY seq") == [
+        (1, 9),
+        (2, 9),
+        (3, 9),
+    ]
     source = SourceRow("file:///a", "/a", uuid4(), "00", "h1", 1, 1)
     store.write_sources([source])
     store.write_sources([SourceRow(**{**source.__dict__, "content_hash": "h2", "deleted": True})])
     assert store.query("SELECT uri, content_hash, deleted FROM sources") == [("file:///a", "h2", True)]
+    assert store.query("SELECT content_hash, seq FROM source_rows ORDER BY seq") == [("h1", 1), ("h2", 2)]
+    with pytest.raises(ValueError, match="same key in one write"):
+        store.write_sources([source, source])
 
 
 KEYS = [

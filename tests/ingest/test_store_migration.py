@@ -1,11 +1,13 @@
 """Older stores full of data are migrated in place, with nothing redone afterwards: schema 3 to
 4 (bodies, token stats and the sources' stat columns), schema 4 to 5 (set previews), schema 5 to
 6 (chunk_changes and step_timings, empty until the next write), schema 7 to 8 (graph_nodes
-without its OR join, same rows), schema 8 to 9 (serving by promotion, same rows)."""
+without its OR join, same rows), schema 8 to 9 (serving by promotion, same rows), schema 9 to 10
+(insert-only pointers, same rows)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -21,6 +23,7 @@ from tests.old_schemas import (
     downgrade_to_schema_6,
     downgrade_to_schema_7,
     downgrade_to_schema_8,
+    downgrade_to_schema_9,
 )
 
 
@@ -121,24 +124,48 @@ def test_schema_7_store_gets_the_graph_nodes_view_with_the_same_rows(pipeline: P
     _assert_nothing_is_redone(pipeline)
 
 
-def test_schema_8_store_serves_the_same_rows_through_promotions(pipeline: Pipeline) -> None:
-    """Schema 9 serves by promotion: a schema 8 store's live plans become live keys and what
-    they served becomes their promotions, so every view shows the same rows and nothing runs."""
+def _migrated_with_the_same_rows(
+    pipeline: Pipeline, downgrade: Callable[[duckdb.DuckDBPyConnection], None], views: dict[str, str]
+) -> IngestStore:
+    """Run the pipeline, take its store down to an older schema with ``downgrade`` (the views
+    show the same rows there), migrate it back: the views show the same rows again, and the
+    next run does nothing. Returns the migrated store."""
     _engine(pipeline).run_pending()
-    views = {
-        "current_chunks": "SELECT plan_key, id, text FROM current_chunks ORDER BY ALL",
-        "graph_nodes": "SELECT plan_key, id, label FROM graph_nodes ORDER BY ALL",
-        "graph_edges": "SELECT plan_key, source_id, target_id, type FROM graph_edges ORDER BY ALL",
-        "chunk_vectors": "SELECT plan_key, id, source_uri, text_hash FROM chunk_vectors ORDER BY ALL",
-    }
     before = {name: IngestStore(pipeline.db).query(sql) for name, sql in views.items()}
-    assert before["current_chunks"] and before["graph_nodes"] and before["graph_edges"]
+    assert all(before.values()), [name for name, rows in before.items() if not rows]
     with duckdb.connect(str(pipeline.db)) as con:
-        downgrade_to_schema_8(con)
+        downgrade(con)
         assert {name: con.execute(sql).fetchall() for name, sql in views.items()} == before
     migrated = IngestStore(pipeline.db)
     migrated.check()
     assert migrated.query("SELECT max(version) FROM schema_version") == [(SCHEMA_VERSION,)]
     assert {name: migrated.query(sql) for name, sql in views.items()} == before
-    assert {s.state for s in migrated.plan_states().values()} == {"live"}
     _assert_nothing_is_redone(pipeline)
+    return migrated
+
+
+def test_schema_8_store_serves_the_same_rows_through_promotions(pipeline: Pipeline) -> None:
+    """Schema 9 serves by promotion: a schema 8 store's live plans become live keys and what
+    they served becomes their promotions, so every view shows the same rows and nothing runs."""
+    views = {
+        "current_chunks": "SELECT plan_key, id, text FROM current_chunks ORDER BY ALL",
+        "graph_nodes": "SELECT plan_key, id, label FROM graph_nodes ORDER BY ALL",
+        "graph_edges": "SELECT plan_key, source_id, target_id, type FROM graph_edges ORDER BY ALL",
+    }
+    migrated = _migrated_with_the_same_rows(pipeline, downgrade_to_schema_8, views)
+    assert {s.state for s in migrated.plan_states().values()} == {"live"}
+
+
+def test_schema_9_store_keeps_its_rows_as_the_first_of_each_key(pipeline: Pipeline) -> None:
+    """Schema 10 records sources and work pointers as inserted rows: a schema 9 store's rows
+    become the first row of each key, so every view shows the same rows and nothing runs."""
+    views = {
+        "sources": "SELECT * EXCLUDE (updated_at) FROM sources ORDER BY ALL",
+        "plan_members": "SELECT * EXCLUDE (updated_at) FROM plan_members ORDER BY ALL",
+        "current_documents": "SELECT * FROM current_documents ORDER BY ALL",
+        "current_chunks": "SELECT plan_key, id, text FROM current_chunks ORDER BY ALL",
+    }
+    migrated = _migrated_with_the_same_rows(pipeline, downgrade_to_schema_9, views)
+    assert migrated.query(
+        "SELECT DISTINCT seq FROM source_rows UNION SELECT DISTINCT seq FROM member_rows"
+    ) == [(1,)]

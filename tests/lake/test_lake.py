@@ -1,7 +1,8 @@
-"""The DuckLake backend on a real Postgres catalog: the derived schema, concurrent writers
-queueing on the write lock (two processes, for real), the conflict retry against a writer
-outside the lock and the bound on it, the lock's timeout, offline extensions, and eight shard
-runs in parallel processes leaving the store a serial run leaves, row for row."""
+"""The DuckLake backend on a real Postgres catalog: the derived schema, concurrent writers (two
+processes, for real) of different shards committing at once and of one shard taking turns, the
+conflict retry against a writer outside the lock and the bound on it, the lock's timeout,
+offline extensions, and eight shard runs in parallel processes leaving the store a serial run
+leaves, row for row."""
 
 from __future__ import annotations
 
@@ -97,59 +98,96 @@ def test_a_lake_without_its_server_is_refused_with_the_setting_to_fix(tmp_path: 
 
 
 _WRITER = textwrap.dedent("""\
-    import contextlib, json, sys, time, uuid
+    import contextlib, datetime, json, sys, time, uuid
     from ingest_assets.store import IngestStore, SourceRow, lake_lock
-    location, name, start, lockless = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4] == "1"
-    if lockless:  # a writer that does not queue on the write lock (as the lake's maintenance)
+    from ingest_assets.store.writes import source_rows, supersede
+    location, name, start, shard, lockless = sys.argv[1:6]
+    if lockless == "1":  # a writer that does not take the write locks (as another tool)
         lake_lock.write_lock = lambda *args: contextlib.nullcontext()
     store = IngestStore(location)
     store.check()
-    while time.time() < start:
+    while time.time() < float(start):
         time.sleep(0.005)
-    began = time.time()
+    held = []
     for round in range(20):
-        # 12 rows: deleted by key and inserted again, as a scan of a shard does.
-        store.write_sources([
+        # 12 records written anew, as a scan of a shard does: each the newest row of its key.
+        rows = source_rows([
             SourceRow(f"file:///{name}/{i}", f"/{name}/{i}", uuid.uuid5(uuid.NAMESPACE_URL, f"{name}{i}"),
-                      "00", f"hash-{round}", round, 0)
+                      "00" if shard == "store" else shard, f"hash-{round}", round, 0)
             for i in range(12)
-        ])
-    print(json.dumps({"retried": store._connections.conflicts_retried, "span": [began, time.time()]}))
+        ], datetime.datetime.now())
+
+        def write():
+            # "store": a transaction over the whole store; else one over the shard's documents.
+            with store.transaction(None if shard == "store" else [shard]) as con:
+                began = time.time()
+                supersede(con, "source_rows", rows)
+                con.execute("SELECT count(*) FROM source_rows").fetchone()
+                ended = time.time()  # inside the locks (they are released after the commit)
+            held.append([began, ended])
+
+        store.retrying(write)
+    print(json.dumps({"retried": store._connections.conflicts_retried, "held": held,
+                      "waited": lake_lock.TIMES.waited}))
     """)
 
 
-def _race_two_writers(location: str, lockless: tuple[bool, bool]) -> list[dict]:
-    """Two processes rewriting 12 sources each 20 times from the same instant; their reports."""
+def _race_two_writers(location: str, shards: tuple[str, str], lockless: tuple[bool, bool]) -> list[dict]:
+    """Two processes writing 12 sources each 20 times from the same instant, in transactions
+    over ``shards`` (``"store"``: the whole store); their reports."""
     IngestStore(location).check()
     start = str(time.time() + 4.0)  # both start writing at once
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, location, name, start, str(int(bare))], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for name, bare in zip("ab", lockless, strict=True)
+        subprocess.Popen([sys.executable, "-c", _WRITER, location, name, start, shard, str(int(bare))],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name, shard, bare in zip("ab", shards, lockless, strict=True)
     ]  # fmt: skip
     outputs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
     rows = IngestStore(location).query("SELECT uri, content_hash FROM sources ORDER BY uri")
     assert rows == sorted((f"file:///{n}/{i}", "hash-19") for n in "ab" for i in range(12))
+    seqs = IngestStore(location).query("SELECT DISTINCT uri, seq FROM source_rows")
+    assert len(seqs) == 24 * 20, "two rows of one file share a seq"
     return [json.loads(out) for out, _ in outputs]
 
 
-def test_concurrent_writers_queue_on_the_write_lock_instead_of_conflicting(
+def _overlapping(reports: list[dict]) -> int:
+    """How many pairs of the two writers' transactions held their locks at the same time."""
+    a, b = (r["held"] for r in reports)
+    return sum(1 for s1, e1 in a for s2, e2 in b if s1 < e2 and s2 < e1)
+
+
+def test_writers_of_different_shards_commit_at_the_same_time_without_waiting(
     postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Their transactions only insert rows of their own shard's documents: neither waits for
+    the other, and DuckLake commits both (no conflict to retry)."""
     location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
-    reports = _race_two_writers(location, (False, False))
-    (a_start, a_end), (b_start, b_end) = (r["span"] for r in reports)
-    assert a_start < b_end and b_start < a_end, "the writers did not run at the same time"
+    reports = _race_two_writers(location, ("00", "01"), (False, False))
+    assert _overlapping(reports) > 0, "the writers' transactions never ran at the same time"
+    assert [r["retried"] for r in reports] == [0, 0]
+
+
+def test_writers_of_one_shard_take_turns(
+    postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs of one shard queue on its lock: no two of their transactions overlap, and each
+    sees the other's rows before it writes (one row per seq and file above)."""
+    location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
+    reports = _race_two_writers(location, ("03", "03"), (False, False))
+    assert _overlapping(reports) == 0
+    assert sum(r["waited"] for r in reports) > 0.05, "the writers never waited for each other"
     assert [r["retried"] for r in reports] == [0, 0]
 
 
 def test_a_conflict_with_a_writer_outside_the_lock_is_retried(
     postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Transactions over the whole store rewrite one shared row, so one that overlaps a writer
+    that took no lock conflicts and runs again: the end state is a serial one."""
     location = _new_lake(postgres_cluster, tmp_path, "lake", monkeypatch)
-    reports = _race_two_writers(location, (False, True))
+    reports = _race_two_writers(location, ("store", "store"), (False, True))
     assert sum(r["retried"] for r in reports) > 0, "no conflict happened: the test did not exercise the retry"
 
 

@@ -1,5 +1,6 @@
-"""The lake maintenance job, run for real on a lake a pipeline wrote: files merged, snapshots
-expired, unreferenced files deleted, and the views show exactly what they showed before."""
+"""The lake maintenance job, run for real on a lake a pipeline wrote: superseded rows dropped,
+files merged, snapshots expired, unreferenced files deleted, and the views show exactly what
+they showed before."""
 
 from __future__ import annotations
 
@@ -31,7 +32,14 @@ def test_maintenance_job_compacts_and_expires_and_keeps_the_views(backend: Backe
     pipeline.run()
     pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
     pipeline.run()  # every child set again: more files and snapshots
+    edited = sorted(pipeline.inbox.glob("*.md"))[0]
+    edited.write_text(edited.read_text() + "\n\nOne more paragraph.\n")
+    pipeline.run()  # the edited file's record and pointers: newer rows of their keys
     before, files_before = _views(pipeline), _files(pipeline)
+    superseded = pipeline.rows(
+        "SELECT (SELECT count(*) FROM member_rows) - (SELECT count(*) FROM plan_members)"
+    )[0][0]
+    assert superseded > 0
     settings = Settings(
         database=str(backend.location), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file)
     )
@@ -46,6 +54,9 @@ def test_maintenance_job_compacts_and_expires_and_keeps_the_views(backend: Backe
     counts = result.output_for_node("maintain_lake")
     assert counts["files_merged"] > counts["files_created"] > 0
     assert counts["snapshots_expired"] > 0 and counts["files_deleted"] > 0
+    assert counts["member_rows_deleted"] == superseded
+    members = "SELECT (SELECT count(*) FROM member_rows) = (SELECT count(*) FROM plan_members)"
+    assert pipeline.rows(members) == [(True,)]
     assert _files(pipeline) < files_before
     assert _views(pipeline) == before
     assert invariants.all_violations(pipeline.store) == []
