@@ -26,7 +26,7 @@ from ingest_assets.engine.batching import batches
 from ingest_assets.engine.chunk import WorkItem
 from ingest_assets.engine.keys import child_set_key, parent_set_key
 from ingest_assets.engine.results import EmbedResult
-from ingest_assets.engine.tasks import stored_chunk
+from ingest_assets.engine.tasks import text_chunk
 from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan
 from ingest_assets.store import IngestStore
@@ -181,14 +181,13 @@ def _batch_work(
     hashed = chunk_text_hashes(store, keys, mode)
     fresh: list[SetTexts] = []
     texts: dict[str, str] = {}
-    rows = store.chunk_rows_many([k for k in keys if k not in hashed])
+    rows = store.embedding_rows([k for k in keys if k not in hashed])
     for key in keys:
         if key in hashed:
             continue
-        chunks = [stored_chunk(row) for row in rows.get(key, [])]
-        embedded = [embedded_text(chunk, mode) for chunk in chunks]
+        embedded = [embedded_text(text_chunk(row), mode) for row in rows.get(key, [])]
         digests = [text_hash(text) for text in embedded]
-        fresh.append(SetTexts(key, [str(chunk.id) for chunk in chunks], digests))
+        fresh.append(SetTexts(key, [row[0] for row in rows.get(key, [])], digests))
         texts.update(zip(digests, embedded, strict=True))
     needed = {h for t in (*hashed.values(), *fresh) for h in t.hashes}
     have = stored_vectors(store, needed, model)
@@ -205,9 +204,7 @@ def _batch_work(
 
 def _texts_of(store: IngestStore, set_key: str, mode: str) -> dict[str, str]:
     """The embedded texts of ``set_key``'s chunks, by hash (read from its chunks)."""
-    texts = [
-        embedded_text(stored_chunk(row), mode) for row in store.chunk_rows_many([set_key]).get(set_key, [])
-    ]
+    texts = [embedded_text(text_chunk(row), mode) for row in store.embedding_rows([set_key]).get(set_key, [])]
     return {text_hash(text): text for text in texts}
 
 

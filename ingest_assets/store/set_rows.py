@@ -14,13 +14,16 @@ import duckdb
 
 from ingest_assets.store.lists import json_list
 
-__all__ = ["CHUNK_COLUMNS", "GRAPH_COLUMNS", "chunk_dicts", "rows_by_set"]
+__all__ = ["CHUNK_COLUMNS", "EMBED_COLUMNS", "GRAPH_COLUMNS", "chunk_dicts", "rows_by_set"]
 
 # What a Chunk-shaped dict needs of each row, JSON still text.
 CHUNK_COLUMNS = (
     'id, document_id, "index", text, provenance, heading_path, content_kind, chunker, '
     "chunker_hash, level, parent_id, metadata, created_at"
 )
+# What an embedded text needs of each row (``IngestStore.embedding_rows``): the id as text (a
+# uuid.UUID object per id cost more than the rest of the row) and what contextual text reads.
+EMBED_COLUMNS = "id::VARCHAR, text, heading_path, metadata::VARCHAR"
 # What graph records need of each row (GRAPH_ROW_COLUMNS), ids as text and JSON undecoded.
 GRAPH_COLUMNS = (
     'id::VARCHAR, document_id::VARCHAR, "index", provenance::VARCHAR, heading_path, '

@@ -55,7 +55,7 @@ from ingest_assets.store.rows import (
     utc_now,
 )
 from ingest_assets.store.serving import PlanRegistration, PlanState
-from ingest_assets.store.set_rows import CHUNK_COLUMNS, GRAPH_COLUMNS, chunk_dicts, rows_by_set
+from ingest_assets.store.set_rows import CHUNK_COLUMNS, EMBED_COLUMNS, GRAPH_COLUMNS, chunk_dicts, rows_by_set
 from ingest_assets.store.shards import shards_of
 from ingest_assets.store.writes import (
     body_parts,
@@ -538,6 +538,18 @@ class IngestStore:
         with self.connect() as con:
             names, grouped = rows_by_set(con, CHUNK_COLUMNS, missing)
         result.update({key: chunk_dicts(names, rows) for key, rows in grouped.items()})
+        return result
+
+    def embedding_rows(self, set_keys: Iterable[str]) -> dict[str, list[tuple[str, str, list[str], str]]]:
+        """Return, per set and in index order, what an embedded text needs of each chunk: (id as
+        text, text, heading path, metadata as JSON text). Only these columns are read."""
+        recent, missing = self._recent_sets(set_keys)
+        result = {
+            key: [(str(r["id"]), r["text"], list(r["heading_path"]), r["metadata"]) for r in rows]
+            for key, rows in recent.items()
+        }
+        with self.connect() as con:
+            result.update(rows_by_set(con, EMBED_COLUMNS, missing)[1])  # type: ignore[arg-type]
         return result
 
     def graph_rows(self, set_keys: Iterable[str]) -> dict[str, list[tuple[Any, ...]]]:

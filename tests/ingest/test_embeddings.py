@@ -17,7 +17,7 @@ import pytest
 from dagster import AssetCheckKey, AssetKey
 
 from ingest_assets.cli import main
-from ingest_assets.embeddings import embedded_text, models
+from ingest_assets.embeddings import embedded_text, models, texts
 from ingest_assets.engine.tasks import stored_chunk
 from ingest_assets.plans import PlanError, load_plans
 from ingest_assets.search import search
@@ -205,6 +205,8 @@ def test_search_finds_children_by_their_own_text(pipeline: Pipeline, mode: str) 
         for row in rows
     }
     assert len(hashes) >= 100
+    # The step embeds from a few columns of each chunk: the texts of the whole stored chunks.
+    assert {chunk_id: texts.text_hash(embedded[chunk_id]) for chunk_id in hashes} == hashes
     picked = random.Random(20).sample(sorted(hashes), 100)
     found = 0
     for chunk_id in picked:
