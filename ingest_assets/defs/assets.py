@@ -4,7 +4,8 @@ A run covers one partition (what the automation sensor and the UI's backfills la
 range of them (``ingest run``); either way each partition gets the metadata of its own shard
 (and plan), and a data version that digests what the store serves there
 (:mod:`ingest_assets.engine.versions`), so Dagster's staleness follows the store. Nothing is
-automated here: the automation sensor asks the store what is pending (see ``automation``).
+automated here: the automation sensor asks the store what is pending (see
+:mod:`ingest_assets.defs.sensors`).
 """
 
 import hashlib

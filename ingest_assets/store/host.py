@@ -147,7 +147,7 @@ def detach(path: Path | str, connection: duckdb.DuckDBPyConnection) -> None:
             return
         if lake.is_lake(key) and users:
             # A lake takes no file lock: it stays attached while idle (attaching one costs a
-            # catalog round trip and a load of its metadata, ~0.1 s, paid by every short read
+            # catalog round trip and a load of its metadata, which every short read would pay
             # otherwise). Each transaction still reads the catalog's newest snapshot.
             _attached[key] = (alias, 0)
             _detach_idle_lakes(keep=key)
