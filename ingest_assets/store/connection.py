@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -68,9 +69,16 @@ def _lake_error(location: str, error: Exception) -> str:
     )
 
 
+# What DuckDB says when another process holds a file's lock (POSIX, then Windows).
+_FILE_LOCKED = re.compile(
+    r"could not set lock on file|conflicting lock is held|being used by another process"
+)
+
+
 def _is_lock_error(error: Exception) -> bool:
-    text = str(error).lower()
-    return "lock" in text or "conflicting" in text or "being used by another process" in text
+    """Whether opening a file failed because another process holds it (DuckDB's IO error
+    naming the lock), not for any other reason whose text mentions a lock or a block."""
+    return isinstance(error, duckdb.IOException) and _FILE_LOCKED.search(str(error).lower()) is not None
 
 
 class Connections:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 from uuid import uuid4
@@ -25,6 +26,7 @@ from ingest_assets.store import (
     MemberWrite,
     SourceRow,
     StoreError,
+    connection,
     host,
     summarize,
 )
@@ -451,3 +453,25 @@ def test_the_store_binds_no_python_list_as_a_parameter() -> None:
         if _LIST_PARAMETER.search(line)
     ]
     assert found == []
+
+
+def test_a_file_another_process_holds_is_waited_for_then_refused_naming_it(tmp_path: Path) -> None:
+    """DuckDB allows one process per file: opening one another process holds is retried until
+    ``lock_timeout``, then refused with a message that names the file and the fix; an error
+    that only mentions a lock or a block is not taken for one."""
+    path = tmp_path / "held.duckdb"
+    IngestStore(path).check()
+    hold = f"import duckdb, time; c = duckdb.connect({str(path)!r}); print(1, flush=True); time.sleep(60)"
+    holder = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "1"
+        started = time.monotonic()
+        with pytest.raises(StoreError, match=r"another process holds it longer than 1 s"):
+            IngestStore(path, lock_timeout=1).check()
+        assert 1 <= time.monotonic() - started < 10
+    finally:
+        holder.kill()
+        holder.wait()
+    IngestStore(path, lock_timeout=1).check()
+    assert not connection._is_lock_error(duckdb.IOException("IO Error: block 7 of the file is unreadable"))
+    assert not connection._is_lock_error(duckdb.CatalogException("Table with name locks does not exist"))
