@@ -58,7 +58,7 @@ def run_pipeline(
         ValueError: A setting is invalid; the message names it.
     """
     from ingest_assets.engine import SHARDS, IngestEngine
-    from ingest_assets.engine.keys import stretches
+    from ingest_assets.engine.keys import chunk_partition, stretches
     from ingest_assets.store import IngestStore
 
     started = time.perf_counter()
@@ -106,7 +106,9 @@ def run_pipeline(
     for key in keys:
         shards = todo.chunks.get(key, [])
         for run in stretches(shards):
-            results = launcher.execute("chunks_job", f"{key}|{run[0]}", f"{key}|{run[-1]}")
+            results = launcher.execute(
+                "chunks_job", chunk_partition(key, run[0]), chunk_partition(key, run[-1])
+            )
             for asset, role in (("parent_chunks", "parent"), ("child_chunks", "child")):
                 for field in ("created", "reused"):
                     summary["chunk_sets"][role][field] += getattr(results[asset], field)

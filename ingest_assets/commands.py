@@ -16,10 +16,10 @@ import argparse
 import json
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
+from ingest_assets.inbox import file_name
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from ingest_assets.store.changes import ChunkChange, changes_since
@@ -31,11 +31,6 @@ __all__ = ["CommandError", "add_commands", "open_store", "parse_since_time", "re
 
 class CommandError(ValueError):
     """Bad input to a command; the message names the option and what to do."""
-
-
-def file_name(uri: str) -> str:
-    """The file name of a ``file://`` source URI."""
-    return PurePosixPath(unquote(urlparse(uri).path)).name or uri
 
 
 def open_store(database: str | None) -> IngestStore:

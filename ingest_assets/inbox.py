@@ -13,9 +13,15 @@ from __future__ import annotations
 import os
 import stat as stat_module
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlparse
 
-__all__ = ["InboxFile", "InboxWalk", "walk_inbox"]
+__all__ = ["InboxFile", "InboxWalk", "file_name", "walk_inbox"]
+
+
+def file_name(uri: str) -> str:
+    """The file name of a ``file://`` source URI (the URI itself when it has none)."""
+    return PurePosixPath(unquote(urlparse(uri).path)).name or uri
 
 
 @dataclass(frozen=True)

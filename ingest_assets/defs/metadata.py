@@ -9,21 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from dagster import MetadataValue
 
 from ingest_assets.engine import ChunkResult, FailedFile, StepResult
+from ingest_assets.inbox import file_name
 from ingest_assets.plans import Plan
 
-__all__ = ["file_name", "md_cell", "plans_table", "result_from_metadata", "result_metadata"]
-
-
-def file_name(uri: str) -> str:
-    """The file name of a ``file://`` source URI (readable in a table)."""
-    return PurePosixPath(unquote(urlparse(uri).path)).name or uri
+__all__ = ["md_cell", "plans_table", "result_from_metadata", "result_metadata"]
 
 
 def md_cell(text: str, limit: int = 80) -> str:

@@ -51,7 +51,7 @@ from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
 from ingest_assets.defs.private import backfill_request, backfills_with
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import SHARDS, IngestEngine
-from ingest_assets.engine.keys import stretches
+from ingest_assets.engine.keys import chunk_partition, plan_and_shard, stretches
 from ingest_assets.plans import Plan, PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, StoreError
@@ -75,8 +75,11 @@ _FAILED = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 def _stretches(partitions: list[str]) -> list[list[str]]:
     """``partitions`` (``<shard>`` or ``<plan>|<shard>``, of one plan) cut into stretches of
     consecutive shards: a run over a stretch materializes exactly its partitions."""
-    prefix = partitions[0].rpartition("|")[0] + "|" if partitions and "|" in partitions[0] else ""
-    return [[prefix + shard for shard in run] for run in stretches(p.rpartition("|")[2] for p in partitions)]
+    if not partitions or "|" not in partitions[0]:
+        return stretches(partitions)
+    plan_key = plan_and_shard(partitions[0])[0]
+    runs = stretches(plan_and_shard(p)[1] for p in partitions)
+    return [[chunk_partition(plan_key, shard) for shard in run] for run in runs]
 
 
 def _digest(keys: list[str]) -> str:
@@ -134,7 +137,7 @@ def _state_observations(
     return [
         AssetObservation(
             asset_key=asset,
-            partition=f"{key}|{shard}",
+            partition=chunk_partition(key, shard),
             metadata={"plan_state": STATE_TEXT.get(state, state)},
         )
         for key, state in sorted(states.items())
@@ -246,11 +249,13 @@ def _requests(
         job, assets = "documents", DOCUMENT_ASSETS
     else:
         job, assets = "chunks", CHUNK_ASSETS
-        groups = {key: [f"{key}|{shard}" for shard in shards] for key, shards in pending.chunks.items()}
+        groups = {
+            key: [chunk_partition(key, shard) for shard in shards] for key, shards in pending.chunks.items()
+        }
         known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
         for plan in plans:
             if states.get(plan.key) == "live" and plan.key not in groups:
-                every = [f"{plan.key}|{shard}" for shard in SHARDS]
+                every = [chunk_partition(plan.key, shard) for shard in SHARDS]
                 idle = _never_materialized(instance, "graph_nodes", every)
                 if idle:
                     groups[plan.key] = idle

@@ -18,7 +18,7 @@ from typing import Any
 
 from ingest_assets.defs.launch import Launcher
 from ingest_assets.engine import SHARDS
-from ingest_assets.engine.keys import stretches
+from ingest_assets.engine.keys import chunk_partition, stretches
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
 from ingest_assets.store import lake_lock
@@ -47,7 +47,7 @@ def run_shards(settings: Settings, shards: list[str], instance: Any = None) -> d
         first, last = stretch[0], stretch[-1]
         results = dict(launcher.execute("documents_job", first, last))
         for key in keys:
-            chunked = launcher.execute("chunks_job", f"{key}|{first}", f"{key}|{last}")
+            chunked = launcher.execute("chunks_job", chunk_partition(key, first), chunk_partition(key, last))
             results.update({f"{name}[{key}]": result for name, result in chunked.items()})
         report[first if first == last else f"{first}-{last}"] = {
             name: vars(result) for name, result in results.items()

@@ -35,10 +35,9 @@ from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan
 from ingest_assets.store import DocumentWrite, IngestStore, SourceRow
 from ingest_assets.store.lists import json_list
+from ingest_assets.store.store import ROLES
 
 __all__ = ["ROLES", "Forecast", "PlanForecast", "forecast", "rates_text"]
-
-ROLES = ("parent", "child", "graph")
 
 
 @dataclass

@@ -23,11 +23,13 @@ __all__ = [
     "SHARDS",
     "SHARD_COUNT",
     "child_set_key",
+    "chunk_partition",
     "expected_keys",
     "graph_set_key",
     "parent_set_key",
     "parse_key",
     "parser_versions",
+    "plan_and_shard",
     "shard_of",
     "stretches",
 ]
@@ -43,6 +45,26 @@ def stretches(shards: Iterable[str]) -> list[list[str]]:
         else:
             runs.append([shard])
     return runs
+
+
+def chunk_partition(plan_key: str, shard: str) -> str:
+    """The partition key of one plan key's shard on the chunk assets: Dagster's key of the
+    multi-partition (dimensions ``plan`` and ``shard`` in name order, joined by ``|``)."""
+    return f"{plan_key}|{shard}"
+
+
+def plan_and_shard(partition: str) -> tuple[str, str]:
+    """The plan key and shard of a chunk asset's partition key (see :func:`chunk_partition`).
+
+    Raises:
+        ValueError: ``partition`` is not ``<plan key>|<shard>``.
+    """
+    plan_key, bar, shard = partition.rpartition("|")
+    if not bar or not plan_key or shard not in SHARDS:
+        raise ValueError(
+            f"{partition!r} is not a chunk partition: <plan key>|<shard>, shards {SHARDS[0]}..{SHARDS[-1]}"
+        )
+    return plan_key, shard
 
 
 def parent_set_key(document_id: UUID, version_id: UUID, parent_fingerprint: str) -> str:

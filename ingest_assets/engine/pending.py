@@ -21,7 +21,7 @@ from typing import Any
 from chunking.parsers import ParseLimits
 from ingest_assets.engine.batching import subset
 from ingest_assets.engine.embed import plan_row
-from ingest_assets.engine.keys import SHARDS, expected_keys
+from ingest_assets.engine.keys import SHARDS, chunk_partition, expected_keys
 from ingest_assets.engine.parse import needs_parse
 from ingest_assets.engine.scan import ScanDiff
 from ingest_assets.plans import Plan
@@ -116,7 +116,7 @@ def pending_work(
         if missing:
             chunks[plan_key] = set(missing)
             for shard, items in missing.items():
-                keys[f"{plan_key}|{shard}"] = _digest([plan_key, *items])
+                keys[chunk_partition(plan_key, shard)] = _digest([plan_key, *items])
     names = {plan.name for plan in plans.values()}
     retired = sorted(
         key
@@ -128,7 +128,7 @@ def pending_work(
         # Only a retirement: one chunk run registers the plans file's plans.
         plan_key, shard = next(iter(plans)), min(shards)
         chunks[plan_key] = {shard}
-        keys[f"{plan_key}|{shard}"] = _digest(["retire", *retired])
+        keys[chunk_partition(plan_key, shard)] = _digest(["retire", *retired])
     return Pending(sorted(documents), {key: sorted(value) for key, value in chunks.items()}, idle, keys)
 
 

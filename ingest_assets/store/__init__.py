@@ -8,7 +8,9 @@ module             job
 ``writes``         batched inserts, superseding rows (a newer row per key), document body parts
 ``set_rows``       reading the chunk rows of stored sets, grouped by set
 ``summaries``      token-size stats and previews of chunk sets (no I/O)
-``serving``        plan states and promotions: what the views serve, as inserted rows
+``plan_serving``   the store's plan methods: register keys, promote documents, switch keys live
+``serving``        plan states and promotions: what the views serve, as inserted rows (the SQL)
+``compaction``     deleting the rows newer ones superseded (maintenance)
 ``changes``        which chunk ids enter and leave the views, recorded by the write that moves them
 ``vectors``        the embedding tables: vectors, text hashes, embedded sets, plans' stages
 ``invariants``     the chunk-contract checks over what the views show

@@ -26,11 +26,12 @@ from uuid import UUID
 import duckdb
 
 from ingest_assets.settings import Settings
-from ingest_assets.store import lake, serving
+from ingest_assets.store import compaction, lake
 from ingest_assets.store.changes import ViewScope, local_run_id, tracked
 from ingest_assets.store.connection import Connections, retried
 from ingest_assets.store.errors import StoreError
 from ingest_assets.store.lists import json_list
+from ingest_assets.store.plan_serving import PlanServing
 from ingest_assets.store.recent import Recent
 from ingest_assets.store.rows import (
     BODY_PARTS,
@@ -54,7 +55,6 @@ from ingest_assets.store.rows import (
     rows_size,
     utc_now,
 )
-from ingest_assets.store.serving import PlanRegistration, PlanState
 from ingest_assets.store.set_rows import CHUNK_COLUMNS, EMBED_COLUMNS, GRAPH_COLUMNS, chunk_dicts, rows_by_set
 from ingest_assets.store.shards import shards_of
 from ingest_assets.store.writes import (
@@ -92,7 +92,7 @@ TABLES = (
 )
 
 
-class IngestStore:
+class IngestStore(PlanServing):
     """A DuckDB file holding every parsed version, chunk set and graph record.
 
     Args:
@@ -163,104 +163,9 @@ class IngestStore:
         with self.connect() as con:
             return {**dropped, **lake.maintain(con, keep_hours)}
 
-    @retried
     def compact(self) -> dict[str, int]:
-        """Delete the rows that newer ones superseded: source and member rows older than their
-        key's newest, and all but the first of a text's vectors under one model (two shards'
-        writers may store one at once). The views show the same rows before and after. One
-        transaction over the whole store (it runs alone); returns the rows deleted per table."""
-        with self.transaction() as con:
-            return {f"{table}_deleted": con.execute(sql).fetchone()[0] for table, sql in _SUPERSEDED_ROWS}
-
-    # ------------------------------------------------------------------ plans
-
-    def sync_plans(self, plans: Sequence[PlanRegistration]) -> list[str]:
-        """Bring the stored plan states in line with the plans file's ``plans``; returns the keys
-        newly registered or brought back (see :func:`.serving.register_plans`). A transaction
-        over the whole store, taken only when something may change (asked first by a read)."""
-        with self.connect() as con:
-            if not serving.registration_due(con, plans):
-                return []
-        return self._register_plans(plans)
-
-    @retried
-    def _register_plans(self, plans: Sequence[PlanRegistration]) -> list[str]:
-        with self.transaction() as con:
-            return serving.register_plans(con, self.run_id, plans, utc_now())
-
-    def plan_states(self) -> dict[str, PlanState]:
-        """Every stored plan key's state (``building``, ``live`` or ``retired``)."""
-        with self.connect() as con:
-            return serving.state_rows(con)
-
-    def live_plans(self) -> list[str]:
-        """Return the keys of live plans, sorted."""
-        return sorted(key for key, s in self.plan_states().items() if s.state == serving.LIVE)
-
-    def publish(
-        self,
-        plan_key: str,
-        kinds: Iterable[str] | None,
-        embedding: str | None,
-        document_ids: Iterable[Any] | None = None,
-        *,
-        shards: Iterable[str] | None = None,
-    ) -> int:
-        """Promote what ``plan_key`` has all of, of ``document_ids`` (a batch of a step), or of
-        the current documents of ``shards`` (the end of a step), or of every document; then,
-        unless a batch was given, switch the key live if it is building and now covers every
-        document it routes (``kinds``; None: every kind). Returns the promotions inserted.
-
-        Promotions are rows of their documents: one transaction over their shards. A switch
-        changes what every shard serves: one transaction over the whole store, taken only
-        while the key is building.
-        """
-        if document_ids is None and shards is None:
-            return self._publish_all(plan_key, kinds, embedding)
-        if document_ids is None:
-            document_ids = [d.document_id for d in self.current_documents(shards)]
-        made = self._promote(plan_key, embedding, list(document_ids))
-        if shards is not None:
-            state = self.plan_states().get(plan_key)
-            if state is not None and state.state == serving.BUILDING:
-                self._switch(plan_key, kinds)
-        return made
-
-    @retried
-    def _promote(self, plan_key: str, embedding: str | None, document_ids: list[Any]) -> int:
-        if not document_ids:
-            return 0
-        with self.transaction(shards_of(document_ids)) as con:
-            return serving.promote(con, self.run_id, plan_key, embedding, document_ids, utc_now())
-
-    @retried
-    def _switch(self, plan_key: str, kinds: Iterable[str] | None) -> None:
-        with self.transaction() as con:
-            serving.switch_if_covered(con, self.run_id, plan_key, kinds, utc_now())
-
-    @retried
-    def _publish_all(self, plan_key: str, kinds: Iterable[str] | None, embedding: str | None) -> int:
-        now = utc_now()
-        with self.transaction() as con:
-            made = serving.promote(con, self.run_id, plan_key, embedding, None, now)
-            serving.switch_if_covered(con, self.run_id, plan_key, kinds, now)
-        return made
-
-    def promoted(self, plan_key: str) -> dict[UUID, tuple[UUID, str, str, str, str | None]]:
-        """What ``plan_key`` serves of each document: (version, parent, child and graph set,
-        embedding)."""
-        rows = self.query(
-            "SELECT document_id, version_id, parent_set, child_set, graph_set, embedding FROM promoted "
-            "WHERE plan_key = ?",
-            [plan_key],
-        )
-        return {doc: tuple(rest) for doc, *rest in rows}  # type: ignore[misc]
-
-    def plan_progress(self, plan_key: str, kinds: Iterable[str] | None) -> tuple[str | None, int, int]:
-        """``plan_key``'s state (None: not registered), and how many of the current documents
-        it routes it has ready (served at their current version, or failed under it) of all."""
-        with self.connect() as con:
-            return serving.progress(con, plan_key, kinds)
+        """Delete the rows newer ones superseded; see :func:`.compaction.compact`."""
+        return compaction.compact(self)
 
     # ------------------------------------------------------------------ sources, documents
 
@@ -605,25 +510,3 @@ def _scope(document_ids: Iterable[Any], failures: Sequence[FailureWrite]) -> fro
     if any(f.document_id is None for f in failures):
         return None
     return shards_of([*document_ids, *(f.document_id for f in failures)])
-
-
-# Per table, the DELETE of what newer rows superseded (see ``IngestStore.compact``).
-_SUPERSEDED_ROWS = (
-    (
-        "source_rows",
-        "DELETE FROM source_rows r USING (SELECT uri, max(seq) AS newest FROM source_rows GROUP BY uri) n "
-        "WHERE n.uri = r.uri AND r.seq < n.newest",
-    ),
-    (
-        "member_rows",
-        "DELETE FROM member_rows r USING (SELECT plan_key, document_id, role, max(seq) AS newest "
-        "FROM member_rows GROUP BY ALL) n "
-        "WHERE n.plan_key = r.plan_key AND n.document_id = r.document_id AND n.role = r.role "
-        "AND r.seq < n.newest",
-    ),
-    (
-        "vectors",
-        "DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors "
-        "QUALIFY row_number() OVER (PARTITION BY text_hash, model ORDER BY created_at, rowid) > 1)",
-    ),
-)

@@ -12,7 +12,7 @@ from dagster import MetadataValue
 
 from chunking import LimitExceeded, ParseError
 from chunking.parsers import ParseLimits, parse_bytes
-from ingest_assets.defs.metadata import file_name, md_cell, result_from_metadata, result_metadata
+from ingest_assets.defs.metadata import md_cell, result_from_metadata, result_metadata
 from ingest_assets.engine import (
     ChunkResult,
     FailedFile,
@@ -24,7 +24,7 @@ from ingest_assets.engine import (
     combined,
 )
 from ingest_assets.engine.parse import limit_message
-from ingest_assets.inbox import walk_inbox
+from ingest_assets.inbox import file_name, walk_inbox
 from ingest_assets.settings import ENVIRONMENT, Settings
 from ingest_assets.settings import __doc__ as SETTINGS_DOC
 from ingest_assets.store import IngestStore, SetSummary
