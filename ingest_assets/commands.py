@@ -4,6 +4,8 @@ and ``plans --diff`` (no Dagster here; :mod:`ingest_assets.cli` registers them).
 * ``ingest changes [--since RUN|TIME] [--run RUN] [--plan NAME] [--chunks] [--json]``: which
   chunk ids entered and left each plan's current view, per run (``chunk_changes``).
 * ``ingest export --plan NAME --format F --out DIR [--since EXPORT]``: see :mod:`ingest_assets.exports`.
+* ``ingest verify [--json]``: every chunk invariant over every stored set building and live
+  plans hold, verified before or not (exit 1 on a violation).
 * ``ingest plans --diff [--plans NEW_FILE]``: what a run of the plans file would do, read-only
   (see :mod:`ingest_assets.engine.forecast`).
 
@@ -254,7 +256,7 @@ def forecast_json(result: Any) -> dict[str, Any]:
 
 
 def add_commands(commands: Any) -> None:
-    """Add ``changes`` and ``export`` to the ``ingest`` parser's subcommands."""
+    """Add ``changes``, ``export`` and ``verify`` to the ``ingest`` parser's subcommands."""
     changes = commands.add_parser(
         "changes", help="chunk ids that entered and left the current views, per run"
     )
@@ -273,6 +275,11 @@ def add_commands(commands: Any) -> None:
     export.add_argument("--out", metavar="DIR", required=True, help="a new or empty folder")
     export.add_argument("--since", metavar="EXPORT", help="only changes since this export (folder or id)")
     export.add_argument("--json", action="store_true", help="print the manifest as JSON")
+    verify = commands.add_parser(
+        "verify", help="check every stored chunk set against the chunk contract (exit 1 on a violation)"
+    )
+    verify.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
+    verify.add_argument("--json", action="store_true", help="print the violations by rule as JSON")
 
 
 def run_command(args: argparse.Namespace) -> int | None:
@@ -309,4 +316,17 @@ def run_command(args: argparse.Namespace) -> int | None:
         if "neo4j_import" in manifest:
             print(f"  import: {manifest['neo4j_import']}")
         return 0
+    if args.command == "verify":
+        from ingest_assets.store.invariants import full_verification
+
+        store = open_store(args.db)
+        found = full_verification(store)
+        if args.json:
+            print(json.dumps(found, indent=2, sort_keys=True))
+        else:
+            for rule, violations in found.items():
+                print(f"{rule}: {'ok' if not violations else f'{len(violations)} violation(s)'}")
+                for violation in violations:
+                    print(f"  {violation}")
+        return 1 if any(found.values()) else 0
     return None

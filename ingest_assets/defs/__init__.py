@@ -14,6 +14,7 @@ module        job
 ``launch``    how ``ingest run`` executes the jobs in its own process
 ``private``   the private Dagster APIs used, each with why
 ``maintenance``  compaction and snapshot expiry of a lake store (job, schedule)
+``verify``    the chunk contract over every stored set (job, nightly schedule)
 ``shards``    shard runs: the pipeline over some shards, one of many writers
 ============  ==============================================================
 """
@@ -29,6 +30,7 @@ from ingest_assets.defs.jobs import chunks_job, documents_job
 from ingest_assets.defs.metadata import plans_table
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.defs.sensors import ingest_sensor, plans_sensor
+from ingest_assets.defs.verify import verify_job, verify_schedule
 from ingest_assets.settings import Settings
 
 __all__ = ["build_definitions"]
@@ -54,8 +56,8 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     return Definitions(
         assets=[assets.sources, assets.documents, *chunk_assets],
         asset_checks=CHECKS,
-        jobs=[documents_job, chunks_job, export_job, *lake.get("jobs", [])],
-        schedules=lake.get("schedules", []),
+        jobs=[documents_job, chunks_job, export_job, verify_job, *lake.get("jobs", [])],
+        schedules=[verify_schedule, *lake.get("schedules", [])],
         sensors=[ingest_sensor, plans_sensor],
         resources={"store": store},
         # Materializations launched from the UI run in one process too (see jobs.py).

@@ -1,12 +1,30 @@
 """The invariant checks: they flag broken rows, accept what the chunkers promise, and verify
-each chunk set once so a no-op run checks and writes nothing."""
+each chunk set once so a no-op run checks and writes nothing; full verification (``ingest
+verify``, ``verify_job``) looks at every set again and catches a row changed after its check."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import pytest
+from dagster import DagsterInstance, DefaultScheduleStatus
+
+from ingest_assets.cli import main
+from ingest_assets.defs import build_definitions
+from ingest_assets.settings import Settings
 from ingest_assets.store import invariants
 from tests.ingest.conftest import Pipeline, plan_spec
+
+
+def _a_child_slice(pipeline: Pipeline) -> Any:
+    """The id of a current child chunk that is an exact slice of its document's text (ids follow
+    the inbox path, which differs per session)."""
+    return pipeline.rows(
+        "SELECT id FROM current_chunks WHERE level = 0 "
+        "AND json_extract_string(provenance, '$.kind') = 'text' "
+        "AND coalesce(json_extract(metadata, '$.exact_slice')::BOOLEAN, true) ORDER BY id LIMIT 1"
+    )[0][0]
 
 
 def test_checks_pass_and_verify_every_set_on_a_fresh_run(pipeline: Pipeline) -> None:
@@ -38,12 +56,7 @@ def test_noop_run_checks_no_set_again(pipeline: Pipeline) -> None:
 def test_checks_flag_tampered_rows(pipeline: Pipeline) -> None:
     pipeline.run()
     store = pipeline.store
-    (chunk_id,) = pipeline.rows(
-        "SELECT id FROM current_chunks WHERE level = 0 "
-        "AND json_extract_string(provenance, '$.kind') = 'text' "
-        # ids follow the inbox path, which differs per session: pick a chunk that is a slice.
-        "AND coalesce(json_extract(metadata, '$.exact_slice')::BOOLEAN, true) ORDER BY id LIMIT 1"
-    )[0]
+    chunk_id = _a_child_slice(pipeline)
     with store.transaction() as con:
         con.execute("UPDATE chunks SET text = 'tampered', token_count = 1000000 WHERE id = ?", [chunk_id])
     assert any(str(chunk_id) in v for v in invariants.exact_slices(store, 0))
@@ -53,3 +66,31 @@ def test_checks_flag_tampered_rows(pipeline: Pipeline) -> None:
     with store.transaction() as con:
         con.execute("DELETE FROM verified_sets")
     assert invariants.exact_slices(store, 0, pending_only=True) != []
+
+
+def test_full_verification_catches_a_row_changed_after_its_check(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run verified every set; a chunk changed afterwards hides from the per-set checks of
+    later runs, and ``ingest verify`` and ``verify_job`` (nightly, stopped by default) find it."""
+    pipeline.run()
+    db = str(pipeline.db)
+    assert main(["verify", "--db", db]) == 0
+    assert "exact_slices[child]: ok" in capsys.readouterr().out
+    chunk_id = _a_child_slice(pipeline)
+    with pipeline.store.transaction() as con:
+        con.execute("UPDATE chunks SET text = 'tampered' WHERE id = ?", [chunk_id])
+    assert invariants.pending_sets(pipeline.store) == []  # the runs' checks would not look again
+    assert main(["verify", "--db", db]) == 1
+    out = capsys.readouterr().out
+    assert "exact_slices[child]: 1 violation(s)" in out and str(chunk_id) in out
+    defs = build_definitions(
+        Settings(database=db, inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file))
+    )
+    assert defs.resolve_schedule_def("verify_schedule").default_status == DefaultScheduleStatus.STOPPED
+    result = defs.resolve_job_def("verify_job").execute_in_process(
+        instance=DagsterInstance.ephemeral(), raise_on_error=False
+    )
+    assert not result.success
+    (failure,) = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert str(chunk_id) in str(failure.step_failure_data.user_failure_data.metadata["violations"].value)

@@ -1,5 +1,5 @@
 """Every ``ingest`` command on a DuckLake store, as on a DuckDB file: ``plans`` (with
-each key's state, and ``--diff``), ``changes``, ``export`` and ``search`` take ``--db`` as
+each key's state, and ``--diff``), ``changes``, ``export``, ``verify`` and ``search`` take ``--db`` as
 the store's location and print the same things on both backends."""
 
 from __future__ import annotations
@@ -60,6 +60,10 @@ def test_every_command_works_on_either_backend(
                              str(tmp_path / "export"), "--format", "jsonl")  # fmt: skip
     assert code == 0, err
     assert "chunks:" in out and (tmp_path / "export" / "chunks.jsonl").stat().st_size > 0
+
+    code, out, err = _ingest(pipeline, capsys, "verify", "--db", db, "--json")
+    assert code == 0, err
+    assert json.loads(out)["exact_slices[child]"] == []
 
     code, out, err = _ingest(pipeline, capsys, "search", "how do I change the chunk size", "--db", db,
                              "--plans", plans, "-k", "3", "--json")  # fmt: skip
