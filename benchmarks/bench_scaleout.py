@@ -9,8 +9,8 @@ one run of this script.
 Every run starts from an empty store and goes through parse, parent and child chunking and graph
 records of every document. Each process uses one worker (INGEST_WORKERS=1), so N processes use N
 cores: what the lake gives with N machines is then read off the 1- and 2-process times. The 8
-shards are dealt out in contiguous blocks (``python -m ingest_assets.defs.shards``, one run of
-each job per block), each process with a Dagster home of its own.
+shards are dealt out by their bytes, each process an arc of the shard ring (at most two runs of
+each job: ``python -m ingest_assets.defs.shards``), each with a Dagster home of its own.
 
 The serial share f is measured directly (the seconds one process spent waiting for write locks
 or holding the store lock alone, over its time) and estimated from the speedup S(P) = T(1) /
@@ -22,6 +22,7 @@ share cores: their times measure the overhead of more writers, not more machines
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -35,7 +36,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import ROOT, corpus_files, default_corpus
-from ingest_assets.engine import SHARDS
+from chunking import Document
+from ingest_assets.engine import SHARDS, shard_of
+from ingest_assets.inbox import walk_inbox
 
 SCRIPT = ROOT / "scripts" / "local_postgres.sh"
 
@@ -81,6 +84,27 @@ def _lock_times(outputs: list[str]) -> dict[str, float]:
     } | {"taken": sum(r["taken"] for r in reports)}
 
 
+def _groups(inbox: Path, count: int) -> list[list[str]]:
+    """The 8 shards dealt to ``count`` processes as a scheduler that knows the files would: each
+    process gets an arc of the shard ring (so at most two runs of each job), the arcs chosen to
+    even out the bytes each process parses and chunks."""
+    sizes = dict.fromkeys(SHARDS, 0)
+    for found in walk_inbox(inbox).files:
+        sizes[shard_of(Document.node_id_for(found.uri))] += found.stat.st_size
+    n = len(SHARDS)
+    best: tuple[int, list[list[str]]] | None = None
+    for start in range(n):
+        ring = [SHARDS[(start + i) % n] for i in range(n)]
+        for cuts in itertools.combinations(range(1, n), count - 1):
+            bounds = [0, *cuts, n]
+            arcs = [ring[bounds[i] : bounds[i + 1]] for i in range(count)]
+            heaviest = max(sum(sizes[s] for s in arc) for arc in arcs)
+            if best is None or heaviest < best[0]:
+                best = (heaviest, [sorted(arc) for arc in arcs])
+    assert best is not None
+    return best[1]
+
+
 def _new_lake(pg: dict[str, str], root: Path, name: str) -> dict[str, str]:
     conninfo = f"host={pg['PGHOST']} port={pg['PGPORT']} user={pg['PGUSER']}"
     subprocess.run(["psql", "-q", "-d", f"dbname=postgres {conninfo}", "-c", f"CREATE DATABASE {name}"],
@@ -104,6 +128,7 @@ def _one_size(root: Path, pg: dict[str, str], corpus: Path, copies: int, process
         [(cli, _env(root, "file", {**common, "INGEST_DUCKDB": str(root / "i.duckdb")}))]
     )
     locks: dict[str, dict[str, float]] = {}
+    groups_used: dict[str, list[list[str]]] = {}
     for count in (int(p) for p in processes.split(",")):
         lake = _new_lake(pg, root, f"lake{copies}x{count}")
         # Contiguous blocks of shards: each process makes one run of each job over its block.
@@ -123,6 +148,7 @@ def _one_size(root: Path, pg: dict[str, str], corpus: Path, copies: int, process
         "files": files,
         "copies": copies,
         "seconds": {k: round(v, 1) for k, v in figures.items()},
+        "shards_per_process": groups_used,
     }
     fractions = {}
     for name, seconds in figures.items():
