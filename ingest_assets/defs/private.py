@@ -5,11 +5,11 @@ Dagster 1.13 offers no public call for these; when it does, replace them here.
 
 from __future__ import annotations
 
-import fcntl
 from pathlib import Path
 from typing import Any
 
 from dagster import AssetKey, DagsterInstance, DagsterRun, RunRequest
+from filelock import FileLock
 
 __all__ = [
     "backfill_partitions",
@@ -28,13 +28,12 @@ def instance_at(home: Path) -> DagsterInstance:
     Two processes opening a new home at once race to create its SQLite tables and to stamp their
     schema version (the loser fails with "table ... already exists" or with a UNIQUE constraint
     on ``alembic_version``): opening holds an exclusive lock on ``home/.instance.lock``, so the
-    second process opens what the first one made.
+    second process opens what the first one made (``filelock``, which Dagster installs).
     """
     from dagster._core.instance.ref import InstanceRef
 
     home.mkdir(parents=True, exist_ok=True)
-    with (home / ".instance.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    with FileLock(home / ".instance.lock"):
         return DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
 
 

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import random
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
+import tenacity
 
 from ingest_assets.store import host, lake, lake_lock
 from ingest_assets.store.errors import StoreError
@@ -31,8 +30,8 @@ from ingest_assets.store.schema import ensure_schema
 __all__ = ["CONFLICT_ATTEMPTS", "Connections", "retried"]
 
 T = TypeVar("T")
-# A conflicting transaction runs at most this many times, waiting 20 ms, 40 ms, ... (at most
-# 2 s, with jitter so the racers part) in between: about 20 s in all before it gives up.
+# A conflicting transaction runs at most this many times, waiting a random time up to 20 ms,
+# 40 ms, ... (at most 2 s; random so the racers part) in between.
 CONFLICT_ATTEMPTS = 15
 _FIRST_DELAY, _MAX_DELAY = 0.02, 2.0
 
@@ -189,23 +188,35 @@ class Connections:
         Raises:
             StoreError: It still conflicted after :data:`CONFLICT_ATTEMPTS` attempts.
         """
-        delay = _FIRST_DELAY
-        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
-            try:
-                return work()
-            except duckdb.Error as error:
-                if not lake.is_conflict(error):
-                    raise
-                if attempt == CONFLICT_ATTEMPTS:
-                    raise StoreError(
-                        f"{self.path}: a write conflicted with other writers {attempt} times in a "
-                        f"row ({str(error).strip()[:200]}); fewer parallel runs on this store, or "
-                        "run the failed run again"
-                    ) from error
-                self.conflicts_retried += 1
-                time.sleep(delay * random.uniform(0.5, 1.5))
-                delay = min(delay * 2, _MAX_DELAY)
+        try:
+            for attempt in self._backoff(lake.is_conflict):
+                with attempt:
+                    return work()
+        except duckdb.Error as error:
+            if not lake.is_conflict(error):
+                raise
+            raise StoreError(
+                f"{self.path}: a write conflicted with other writers {CONFLICT_ATTEMPTS} times in a "
+                f"row ({str(error).strip()[:200]}); fewer parallel runs on this store, or "
+                "run the failed run again"
+            ) from error
         raise AssertionError("unreachable")
+
+    def _backoff(self, racing: Callable[[BaseException], bool]) -> tenacity.Retrying:
+        """Attempts of a step that may race another writer: ``racing`` errors run it again, up to
+        :data:`CONFLICT_ATTEMPTS` times, after exponential waits with jitter (so racers part);
+        the last error is raised. Each retry counts in ``conflicts_retried``."""
+
+        def counted(_: tenacity.RetryCallState) -> None:
+            self.conflicts_retried += 1
+
+        return tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(CONFLICT_ATTEMPTS),
+            wait=tenacity.wait_random_exponential(multiplier=_FIRST_DELAY, max=_MAX_DELAY),
+            retry=tenacity.retry_if_exception(racing),
+            before_sleep=counted,
+            reraise=True,
+        )
 
     @contextmanager
     def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -233,19 +244,22 @@ class Connections:
 
     @contextmanager
     def _open_lake(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        delay = _FIRST_DELAY
-        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
-            try:
-                con = host.attach(self.path, self.config, self.data_path)
-                break
-            except duckdb.Error as error:
-                # Processes attaching a new lake at once all create its catalog tables in
-                # Postgres; the losers fail ("already exists") and find them made next time.
-                racing = "initialize ducklake" in str(error).lower() and "already exists" in str(error)
-                if not racing or attempt == CONFLICT_ATTEMPTS:
-                    raise StoreError(_lake_error(str(self.path), error)) from error
-                time.sleep(delay * random.uniform(0.5, 1.5))
-                delay = min(delay * 2, _MAX_DELAY)
+        def racing(error: BaseException) -> bool:
+            # Processes attaching a new lake at once all create its catalog tables in Postgres;
+            # the losers fail ("already exists") and find them made next time.
+            text = str(error)
+            return (
+                isinstance(error, duckdb.Error)
+                and "initialize ducklake" in text.lower()
+                and "already exists" in text
+            )
+
+        try:
+            for attempt in self._backoff(racing):
+                with attempt:
+                    con = host.attach(self.path, self.config, self.data_path)
+        except duckdb.Error as error:
+            raise StoreError(_lake_error(str(self.path), error)) from error
         try:
             if not self._schema_checked:
                 # Writers starting together on a new lake all create the schema: the losers
@@ -264,40 +278,39 @@ class Connections:
         catalog while the winner committed (tables seen, schema_version not yet): each finds
         the schema made when it tries again.
         """
-        delay = _FIRST_DELAY
-        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
-            try:
+
+        def racing(error: BaseException) -> bool:
+            text = str(error)
+            return (
+                lake.is_conflict(error)
+                or (isinstance(error, duckdb.CatalogException) and "already exists" in text)
+                or (isinstance(error, StoreError) and "no schema_version table" in text)
+            )
+
+        for attempt in self._backoff(racing):
+            with attempt:
                 ensure_schema(con, self.path, lake=True)
-                return
-            except (duckdb.Error, StoreError) as error:
-                text = str(error)
-                racing = (
-                    lake.is_conflict(error)
-                    or (isinstance(error, duckdb.CatalogException) and "already exists" in text)
-                    or (isinstance(error, StoreError) and "no schema_version table" in text)
-                )
-                if not racing or attempt == CONFLICT_ATTEMPTS:
-                    raise
-                self.conflicts_retried += 1
-                time.sleep(delay * random.uniform(0.5, 1.5))
-                delay = min(delay * 2, _MAX_DELAY)
 
     def _attach(self) -> duckdb.DuckDBPyConnection:
-        deadline = time.monotonic() + self.lock_timeout
-        delay = 0.05
-        while True:
-            try:
-                return host.attach(self.path, self.config)
-            except duckdb.Error as error:
-                if not _is_lock_error(error):
-                    raise StoreError(_open_error(self.path, error)) from error
-                if time.monotonic() > deadline:
-                    raise StoreError(
-                        f"{self.path}: cannot open the store ({error}); another process holds it "
-                        f"longer than {self.lock_timeout:.0f} s: wait for it, or raise lock_timeout"
-                    ) from error
-                time.sleep(delay)
-                delay = min(delay * 2, 1.0)
+        """Attach the file, waiting while another process holds it, up to ``lock_timeout``."""
+        waiting = tenacity.Retrying(
+            stop=tenacity.stop_after_delay(self.lock_timeout),
+            wait=tenacity.wait_exponential(multiplier=0.05, max=1.0),
+            retry=tenacity.retry_if_exception(_is_lock_error),
+            reraise=True,
+        )
+        try:
+            for attempt in waiting:
+                with attempt:
+                    return host.attach(self.path, self.config)
+        except duckdb.Error as error:
+            if not _is_lock_error(error):
+                raise StoreError(_open_error(self.path, error)) from error
+            raise StoreError(
+                f"{self.path}: cannot open the store ({error}); another process holds it "
+                f"longer than {self.lock_timeout:.0f} s: wait for it, or raise lock_timeout"
+            ) from error
+        raise AssertionError("unreachable")
 
     def check(self) -> None:
         """Open the store once (creating it, or migrating an older schema) so a bad file fails early.
