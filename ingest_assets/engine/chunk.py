@@ -17,6 +17,7 @@ from uuid import UUID
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.keys import expected_keys
 from ingest_assets.engine.results import ChunkResult, FailedFile
+from ingest_assets.engine.reuse import Reuse, decide
 from ingest_assets.engine.tasks import ChunkTask, chunk_document
 from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan, Route
@@ -140,13 +141,19 @@ def _run(
         result.documents += 1
         key = keys[item.document_id]
         member = MemberWrite(plan_key, item.document_id, role, key, item.version_id, based_on(item))
-        if key in summaries:
-            result.reused += 1
-            if members.get(item.document_id) != (key, member.based_on):
-                relink.append(member)
-        elif (item.document.source_uri, item.document.content_hash) in failed:
-            result.skipped_failed += 1  # the same content failed under this plan before
-        else:
+        decision = decide(
+            members.get(item.document_id),
+            key,
+            member.based_on,
+            stored=key in summaries,
+            failed=(item.document.source_uri, item.document.content_hash) in failed,
+        )
+        result.reused += decision.reused
+        if decision is Reuse.RELINK:
+            relink.append(member)
+        elif decision is Reuse.SKIP:
+            result.skipped_failed += 1
+        elif decision is Reuse.CREATE:
             todo.append(item)
     store.write_chunk_sets([], relink)
 

@@ -29,6 +29,7 @@ from chunking.parsers import ParseLimits
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.keys import SHARDS, expected_keys, parse_key
 from ingest_assets.engine.parse import needs_parse
+from ingest_assets.engine.reuse import decide
 from ingest_assets.engine.scan import scan_diff
 from ingest_assets.engine.tasks import ParseTask, parse_source
 from ingest_assets.engine.workers import run_batches
@@ -226,13 +227,11 @@ def _plan_forecast(
             kind.documents += 1
         for role, key in zip(ROLES, expected_keys(doc.document_id, doc.version_id, route), strict=True):
             table = stored["graph" if role == "graph" else "chunks"]
-            action = (
-                "reuse"
-                if key in table
-                else "skip"
-                if (doc.uri, doc.content_hash) in failed[role]
-                else "create"
+            # As the steps decide (a stored set the plan does not point at yet is relinked).
+            decision = decide(
+                None, key, "", stored=key in table, failed=(doc.uri, doc.content_hash) in failed[role]
             )
+            action = "reuse" if decision.reused else decision.value
             for kind in counted:
                 kind.sets[role][action].add(key)
                 kind.chars[role] += doc.text_length if action == "create" else 0

@@ -12,6 +12,7 @@ from ingest_assets.engine.batching import batches
 from ingest_assets.engine.chunk import WorkItem, failure
 from ingest_assets.engine.keys import expected_keys, graph_set_key
 from ingest_assets.engine.results import FailedFile, GraphResult
+from ingest_assets.engine.reuse import Reuse, decide
 from ingest_assets.engine.tasks import GraphTask, graph_records
 from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan
@@ -45,11 +46,12 @@ def build_graph(
     todo: list[tuple[WorkItem, str, str, str, MemberWrite]] = []
     for item, parent, child, key in ready:
         member = MemberWrite(plan_key, item.document_id, "graph", key, item.version_id, child)
-        if key in stored:
-            results[item.document.shard].reused += 1
-            if graphs.get(item.document_id) != (key, child):
-                relink.append(member)
-        else:
+        # Graph records are not skipped after a failure: building them cannot fail on content.
+        decision = decide(graphs.get(item.document_id), key, child, stored=key in stored, failed=False)
+        results[item.document.shard].reused += decision.reused
+        if decision is Reuse.RELINK:
+            relink.append(member)
+        elif decision is Reuse.CREATE:
             todo.append((item, parent, child, key, member))
     store.write_graph_sets([], relink)
 

@@ -23,6 +23,7 @@ from ingest_assets.engine.batching import subset
 from ingest_assets.engine.embed import plan_row
 from ingest_assets.engine.keys import SHARDS, chunk_partition, expected_keys
 from ingest_assets.engine.parse import needs_parse
+from ingest_assets.engine.reuse import Reuse, decide
 from ingest_assets.engine.scan import ScanDiff
 from ingest_assets.plans import Plan
 from ingest_assets.store import IngestStore
@@ -181,33 +182,34 @@ def _plan_pending(
     """Add to ``missing`` what ``plan`` has to write, per shard; count reused sets."""
     by_role = store.members_by_role(plan.key)
     promoted = store.promoted(plan.key)
-    parents, children, graphs = by_role["parent"], by_role["child"], by_role["graph"]
-    failed_parent = store.failed_keys("parent", plan.key)
-    failed_child = store.failed_keys("child", plan.key)
+    # The chunk steps skip a content that failed under the plan before; the graph step does not.
+    failed = {role: store.failed_keys(role, plan.key) for role in ("parent", "child")}
+    failed["graph"] = set()
+    routed = [(doc, expected_keys(doc.document_id, doc.version_id, route)) for doc in current
+              if (route := plan.route_for(doc.kind)) is not None]  # fmt: skip
+    stored = store.existing_sets({k for _, (p, c, _) in routed for k in (p, c)})
+    stored |= store.existing_sets({g for _, (_, _, g) in routed}, table="graph_sets")
     counts: dict[str, dict[str, int]] = {}
-    for doc in current:
-        route = plan.route_for(doc.kind)
-        if route is None:
-            continue
+    for doc, (parent, child, graph) in routed:
         count = counts.setdefault(doc.shard, {"parent": 0, "child": 0, "graph": 0})
         failed_key = (doc.source_uri, doc.content_hash)
-        parent, child, graph = expected_keys(doc.document_id, doc.version_id, route)
-        if parents.get(doc.document_id) != (parent, ""):
-            if failed_key not in failed_parent:
-                missing.setdefault(doc.shard, []).append(("parent", parent))
-            continue
-        count["parent"] += 1
-        if children.get(doc.document_id) != (child, parent):
-            if failed_key not in failed_child:
-                missing.setdefault(doc.shard, []).append(("child", child))
-            continue
-        count["child"] += 1
-        if graphs.get(doc.document_id) != (graph, child):
-            missing.setdefault(doc.shard, []).append(("graph", graph))
-            continue
-        count["graph"] += 1
-        # For _embedding_pending (which pops it): served once embedded, or served already.
-        served = promoted.get(doc.document_id)
-        expected = (doc.version_id, parent, child, graph)
-        count.setdefault("child_sets", []).append((child, doc.shard, served, expected))
+        for role, key, based_on in (
+            ("parent", parent, ""),
+            ("child", child, parent),
+            ("graph", graph, child),
+        ):
+            decision = decide(
+                by_role[role].get(doc.document_id), key, based_on, stored=key in stored,
+                failed=failed_key in failed[role],
+            )  # fmt: skip
+            if decision is not Reuse.KEEP:
+                if decision.work:
+                    missing.setdefault(doc.shard, []).append((role, key))
+                break  # the sets after it wait for it
+            count[role] += 1
+        else:
+            # For _embedding_pending (which pops it): served once embedded, or served already.
+            served = promoted.get(doc.document_id)
+            expected = (doc.version_id, parent, child, graph)
+            count.setdefault("child_sets", []).append((child, doc.shard, served, expected))
     return counts
