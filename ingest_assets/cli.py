@@ -11,6 +11,7 @@ by ``./dagster.yaml``), so ``dagster dev`` with the same DAGSTER_HOME shows them
 
 import argparse
 import json
+import logging
 import sys
 import time
 from typing import Any
@@ -170,6 +171,31 @@ def _plan_rows(plans: list[Plan]) -> list[dict[str, Any]]:
     ]
 
 
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log lines to whatever ``sys.stderr`` is when they are written (added once per process)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _: Any) -> None:
+        pass
+
+
+def _show_progress(*, verbose: bool, quiet: bool) -> None:
+    """A progress bar per step on a terminal (not with ``--json``), and with ``verbose`` the
+    steps' log lines on stderr."""
+    from ingest_assets.engine.progress import LOG, show_bars
+
+    show_bars(sys.stderr.isatty() and not quiet)
+    if verbose and not any(isinstance(h, _Stderr) for h in LOG.handlers):
+        handler = _Stderr()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        LOG.addHandler(handler)
+        LOG.setLevel(logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ingest`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -188,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
     run.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.add_argument("-v", "--verbose", action="store_true", help="log each step's progress on stderr")
     for flag, variable, what in (
         ("--max-bytes", "INGEST_MAX_BYTES", "bytes per file (default 16 MiB)"),
         ("--max-pages", "INGEST_MAX_PAGES", "pages per PDF (default 2000)"),
@@ -244,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             if value is not None and value <= 0:
                 raise ValueError(f"{LIMIT_FLAGS[flag]} must be a positive number of {flag[4:]}")
         settings = Settings.from_env(**limits)
+        _show_progress(verbose=args.verbose, quiet=args.json)
         summary = run_pipeline(inbox=args.inbox, database=args.db, plans_file=args.plans, settings=settings)
     except PlanError as error:
         print(f"ingest: invalid plans: {error}", file=sys.stderr)

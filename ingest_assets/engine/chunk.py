@@ -16,6 +16,7 @@ from uuid import UUID
 
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.keys import expected_keys
+from ingest_assets.engine.progress import StepProgress
 from ingest_assets.engine.results import ChunkResult, FailedFile
 from ingest_assets.engine.reuse import Reuse, decide
 from ingest_assets.engine.tasks import ChunkTask, chunk_document
@@ -177,39 +178,42 @@ def _run(
             )
 
     total, started = sum(item.document.text_length for item in todo), time.perf_counter()
-    for batch, outcomes in run_batches(chunk_document, work(), total):
-        sets, failures, members_made = [], [], []
-        for item, outcome in zip(batch, outcomes, strict=True):
-            result = results[item.document.shard]
-            result.chunker_calls += 1
-            if isinstance(outcome, str):
-                failures.append(failure(item, role, plan_key, outcome))
-                result.failed += 1
-                result.failures.append(FailedFile(item.document.source_uri, failures[-1].error))
-                continue
-            key = keys[item.document_id]
-            parent = role == "parent"
-            sets.append(
-                ChunkSetWrite(
-                    set_key=key,
-                    document_id=item.document_id,
-                    version_id=item.version_id,
-                    level=1 if parent else 0,
-                    fingerprint=item.route.parent_fingerprint if parent else item.route.child_fingerprint,
-                    parent_fingerprint="" if parent else item.route.parent_fingerprint,
-                    rows=outcome,
+    with StepProgress(f"{role}_chunks {plan_key}", total, "char") as progress:
+        for batch, outcomes in run_batches(chunk_document, work(), total):
+            sets, failures, members_made = [], [], []
+            for item, outcome in zip(batch, outcomes, strict=True):
+                result = results[item.document.shard]
+                result.chunker_calls += 1
+                if isinstance(outcome, str):
+                    failures.append(failure(item, role, plan_key, outcome))
+                    result.failed += 1
+                    result.failures.append(FailedFile(item.document.source_uri, failures[-1].error))
+                    continue
+                key = keys[item.document_id]
+                parent = role == "parent"
+                sets.append(
+                    ChunkSetWrite(
+                        set_key=key,
+                        document_id=item.document_id,
+                        version_id=item.version_id,
+                        level=1 if parent else 0,
+                        fingerprint=item.route.parent_fingerprint if parent else item.route.child_fingerprint,
+                        parent_fingerprint="" if parent else item.route.parent_fingerprint,
+                        rows=outcome,
+                    )
                 )
-            )
-            members_made.append(
-                MemberWrite(plan_key, item.document_id, role, key, item.version_id, based_on(item))
-            )
-            result.created += 1
-            result.chunks_written += len(outcome)
-            summaries[key] = SetSummary.of_rows(outcome)
-        store.write_chunk_sets(sets, members_made)
-        store.record_failures(failures)
+                members_made.append(
+                    MemberWrite(plan_key, item.document_id, role, key, item.version_id, based_on(item))
+                )
+                result.created += 1
+                result.chunks_written += len(outcome)
+                summaries[key] = SetSummary.of_rows(outcome)
+            store.write_chunk_sets(sets, members_made)
+            store.record_failures(failures)
+            progress.advance(sum(item.document.text_length for item in batch))
     if todo:
         store.record_timing(role, plan_key, len(todo), total, time.perf_counter() - started)
+        progress.finished(f"{len(todo)} documents chunked, {len(relink)} sets relinked")
     for item in items:
         key = keys.get(item.document_id)
         if key in summaries:

@@ -14,7 +14,6 @@ the engine's process, one short transaction per batch of documents.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from ingest_assets.embeddings import EmbeddingPlan, embedded_text, load_model, t
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.chunk import WorkItem
 from ingest_assets.engine.keys import child_set_key, parent_set_key
+from ingest_assets.engine.progress import StepProgress
 from ingest_assets.engine.results import EmbedResult
 from ingest_assets.engine.tasks import text_chunk
 from ingest_assets.engine.workers import run_batches
@@ -46,8 +46,6 @@ __all__ = ["EMBED_BYTES", "EMBED_TEXTS", "EmbedTask", "embed_children", "embed_t
 # One model call: at most this many texts and this many bytes of text (memory stays bounded).
 EMBED_TEXTS = 256
 EMBED_BYTES = 512 * 1024
-# A progress line on stderr every this many seconds, once a step has run this long.
-PROGRESS_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -130,7 +128,6 @@ def embed_children(
             results[item.document.shard].sets_reused += 1
     model, mode = embedding.model_fingerprint, embedding.text
     queued: set[str] = set()  # hashes this step sends to the model, so none goes twice
-    progress = _Progress(plan.key, sum(item.document.text_length for item, _ in todo))
 
     Meta = tuple[list[tuple[WorkItem, str]], list[SetTexts], list[str], list[str]]
 
@@ -144,27 +141,39 @@ def embed_children(
                 yield _batch_work(store, embedding, batch, queued)
 
     size = sum(item.document.text_length for item, _ in todo)
-    for (batch, fresh, reused, new), outcomes in run_batches(embed_texts, work(), size):
-        vectors = []
-        seconds = 0.0
-        for outcome in outcomes:
-            if isinstance(outcome, str):
-                raise RuntimeError(f"plan {plan.key}: {outcome}")
-            vectors.append(outcome[0])
-            seconds += outcome[1]
-        stacked = np.concatenate(vectors) if vectors else np.zeros((0, embedding.model.dimension), np.float32)
-        write_embeddings(
-            store, [VectorBatch(model, new, stacked)], fresh, mode, [key for _, key in batch], embedding.key
-        )
-        # The batch's documents are served now if the plan has the rest of them.
-        store.publish(plan.key, plan.kinds, embedding.key, [item.document_id for item, _ in batch])
-        result = results[batch[0][0].document.shard]  # a batch is of one shard
-        result.sets_embedded += len(batch)
-        result.texts_embedded += len(new)
-        result.texts_reused += len(reused)
-        result.embed_calls += len(outcomes)
-        result.embedding_seconds += seconds
-        progress.advance(sum(item.document.text_length for item, _ in batch), len(new))
+    texts = 0
+    with StepProgress(f"embeddings {plan.key}", size, "char") as progress:
+        for (batch, fresh, reused, new), outcomes in run_batches(embed_texts, work(), size):
+            vectors = []
+            seconds = 0.0
+            for outcome in outcomes:
+                if isinstance(outcome, str):
+                    raise RuntimeError(f"plan {plan.key}: {outcome}")
+                vectors.append(outcome[0])
+                seconds += outcome[1]
+            stacked = (
+                np.concatenate(vectors) if vectors else np.zeros((0, embedding.model.dimension), np.float32)
+            )
+            write_embeddings(
+                store,
+                [VectorBatch(model, new, stacked)],
+                fresh,
+                mode,
+                [key for _, key in batch],
+                embedding.key,
+            )
+            # The batch's documents are served now if the plan has the rest of them.
+            store.publish(plan.key, plan.kinds, embedding.key, [item.document_id for item, _ in batch])
+            result = results[batch[0][0].document.shard]  # a batch is of one shard
+            result.sets_embedded += len(batch)
+            result.texts_embedded += len(new)
+            result.texts_reused += len(reused)
+            result.embed_calls += len(outcomes)
+            result.embedding_seconds += seconds
+            texts += len(new)
+            progress.advance(sum(item.document.text_length for item, _ in batch), f"{texts} texts embedded")
+    if todo:
+        progress.finished(f"{len(todo)} child sets, {texts} texts embedded")
     return results
 
 
@@ -206,24 +215,3 @@ def _texts_of(store: IngestStore, set_key: str, mode: str) -> dict[str, str]:
     """The embedded texts of ``set_key``'s chunks, by hash (read from its chunks)."""
     texts = [embedded_text(text_chunk(row), mode) for row in store.embedding_rows([set_key]).get(set_key, [])]
     return {text_hash(text): text for text in texts}
-
-
-class _Progress:
-    """A line on stderr every :data:`PROGRESS_SECONDS` while a long step embeds."""
-
-    def __init__(self, plan_key: str, total: int) -> None:
-        self.plan_key, self.total, self.done, self.texts = plan_key, max(total, 1), 0, 0
-        self.started = self.last = time.monotonic()
-
-    def advance(self, size: int, texts: int) -> None:
-        self.done += size
-        self.texts += texts
-        now = time.monotonic()
-        if now - self.last >= PROGRESS_SECONDS:
-            self.last = now
-            print(
-                f"embeddings {self.plan_key}: {100 * self.done // self.total}% of the text, "
-                f"{self.texts} texts embedded, {now - self.started:.0f} s",
-                file=sys.stderr,
-                flush=True,
-            )

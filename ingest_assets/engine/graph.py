@@ -11,6 +11,7 @@ from typing import Any
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.chunk import WorkItem, failure
 from ingest_assets.engine.keys import expected_keys, graph_set_key
+from ingest_assets.engine.progress import StepProgress
 from ingest_assets.engine.results import FailedFile, GraphResult
 from ingest_assets.engine.reuse import Reuse, decide
 from ingest_assets.engine.tasks import GraphTask, graph_records
@@ -82,23 +83,26 @@ def build_graph(
 
     # Timed over the documents' characters, as the chunk steps are (size() is 3 times that).
     started, total = time.perf_counter(), sum(size(entry) for entry in todo)
-    for batch, outcomes in run_batches(graph_records, work(), total):
-        sets, failures, members = [], [], []
-        for (item, *_, member), outcome in zip(batch, outcomes, strict=True):
-            result = results[item.document.shard]
-            if isinstance(outcome, GraphSetWrite):
-                sets.append(outcome)
-                members.append(member)
-                result.created += 1
-                result.rows_written += len(outcome.nodes) + len(outcome.edges)
-            else:
-                failures.append(failure(item, "graph", plan_key, outcome))
-                result.failed += 1
-                result.failures.append(FailedFile(item.document.source_uri, failures[-1].error))
-        store.write_graph_sets(sets, members)
-        store.record_failures(failures)
-        if plan.embedding is None:  # else the embeddings step promotes, once vectors exist
-            store.publish(plan_key, plan.kinds, None, [m.document_id for m in members])
+    with StepProgress(f"graph_nodes {plan_key}", total // 3, "char") as progress:
+        for batch, outcomes in run_batches(graph_records, work(), total):
+            sets, failures, members = [], [], []
+            for (item, *_, member), outcome in zip(batch, outcomes, strict=True):
+                result = results[item.document.shard]
+                if isinstance(outcome, GraphSetWrite):
+                    sets.append(outcome)
+                    members.append(member)
+                    result.created += 1
+                    result.rows_written += len(outcome.nodes) + len(outcome.edges)
+                else:
+                    failures.append(failure(item, "graph", plan_key, outcome))
+                    result.failed += 1
+                    result.failures.append(FailedFile(item.document.source_uri, failures[-1].error))
+            store.write_graph_sets(sets, members)
+            store.record_failures(failures)
+            progress.advance(sum(entry[0].document.text_length for entry in batch))
+            if plan.embedding is None:  # else the embeddings step promotes, once vectors exist
+                store.publish(plan_key, plan.kinds, None, [m.document_id for m in members])
     if todo:
         store.record_timing("graph", plan_key, len(todo), total // 3, time.perf_counter() - started)
+        progress.finished(f"graph records of {len(todo)} documents, {len(relink)} sets relinked")
     return results

@@ -14,6 +14,7 @@ from chunking import LimitExceeded, ParseError
 from chunking.parsers import ParseLimits
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.keys import parse_key
+from ingest_assets.engine.progress import StepProgress
 from ingest_assets.engine.results import FailedFile, ParseResult
 from ingest_assets.engine.tasks import ParseTask, parse_source
 from ingest_assets.engine.workers import run_batches
@@ -77,21 +78,25 @@ def parse_sources(
         for batch in batches(pending, lambda pair: pair[0].size)
     )
     started, size = time.perf_counter(), sum(s.size for s, _ in pending)
-    for batch, outcomes in run_batches(parse_source, work, size):
-        documents: list[DocumentWrite] = []
-        failures: list[FailureWrite] = []
-        for (source, key), outcome in zip(batch, outcomes, strict=True):
-            result = results[source.shard]
-            if isinstance(outcome, DocumentWrite):
-                result.parsed += 1
-                result.kinds[outcome.kind] = result.kinds.get(outcome.kind, 0) + 1
-                documents.append(outcome)
-            else:
-                failure = _failure(source, key, outcome)
-                result.failed += 1
-                result.failures.append(FailedFile(source.uri, failure.error))
-                failures.append(failure)
-        store.write_parsed(documents, failures)
+    with StepProgress("parse", size, "B") as progress:
+        for batch, outcomes in run_batches(parse_source, work, size):
+            documents: list[DocumentWrite] = []
+            failures: list[FailureWrite] = []
+            for (source, key), outcome in zip(batch, outcomes, strict=True):
+                result = results[source.shard]
+                if isinstance(outcome, DocumentWrite):
+                    result.parsed += 1
+                    result.kinds[outcome.kind] = result.kinds.get(outcome.kind, 0) + 1
+                    documents.append(outcome)
+                else:
+                    failure = _failure(source, key, outcome)
+                    result.failed += 1
+                    result.failures.append(FailedFile(source.uri, failure.error))
+                    failures.append(failure)
+            store.write_parsed(documents, failures)
+            progress.advance(sum(source.size for source, _ in batch))
     if pending:
         store.record_timing("parse", None, len(pending), size, time.perf_counter() - started)
+        parsed = sum(r.parsed for r in results.values())
+        progress.finished(f"{parsed} of {len(pending)} files parsed ({len(pending) - parsed} failed)")
     return results

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -132,3 +134,30 @@ def test_ingest_inspect_prints_a_files_chunks(capsys: pytest.CaptureFixture[str]
     )
     out = capsys.readouterr().out
     assert "getting-started.md (markdown" in out and "tokens" in out
+
+
+def test_steps_log_what_they_did_to_the_terminal_and_to_the_run_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """`ingest run -v` prints each step's log lines; with the repo's dagster.yaml the same lines
+    are in each run's log (what the UI shows)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    plans = tmp_path / "plans.yaml"
+    plans.write_text(yaml.safe_dump({"plans": {"default": plan_spec()}}))
+    args = ["run", "-v", "--inbox", str(SAMPLE), "--db", str(tmp_path / "i.duckdb"), "--plans", str(plans)]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"parse: \d+ of \d+ files parsed \(0 failed\) in [\d.]+ s", err), err[-2000:]
+    assert re.search(r"child_chunks default-\w+: \d+ documents chunked", err), err[-2000:]
+    from dagster import DagsterInstance
+
+    with DagsterInstance.get() as instance:
+        messages = [
+            entry.user_message
+            for record in instance.get_run_records()
+            for entry in instance.all_logs(record.dagster_run.run_id)
+        ]
+    assert any(re.search(r"graph_nodes default-\w+: graph records of \d+ documents", m) for m in messages)
