@@ -17,6 +17,10 @@ variable                    field                       meaning (default)
 ``INGEST_MAX_PAGES``        ``max_pages``               most PDF pages (2000)
 ``INGEST_MAX_ROWS``         ``max_rows``                most CSV rows or chat turns (1,000,000)
 ``INGEST_WORKERS``          ``workers``                 worker processes (CPUs, at most 4)
+``INGEST_EXECUTOR``         ``executor``                where jobs run: ``process`` (a local
+                                                        pool, the default) or ``ray``
+``INGEST_RAY_ADDRESS``      ``ray_address``             the Ray cluster (``host:port``) for
+                                                        ``ray``; none: join or start a local one
 ``INGEST_DUCKDB_MEMORY``    ``duckdb_memory``           DuckDB buffer pool cap (``160MB``)
 ``INGEST_DUCKDB_THREADS``   ``duckdb_threads``          DuckDB threads per process (1)
 ``INGEST_SENSOR_SECONDS``   ``sensor_seconds``          automation sensor interval (30)
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,6 +54,8 @@ ENVIRONMENT: dict[str, str] = {
     "sensor_seconds": "INGEST_SENSOR_SECONDS",
     "debug": "INGEST_DEBUG",
     "lake_data": "INGEST_LAKE_DATA",
+    "executor": "INGEST_EXECUTOR",
+    "ray_address": "INGEST_RAY_ADDRESS",
 }
 # Names the store like INGEST_DUCKDB, and wins over it: the lake is not a DuckDB file.
 STORE_VARIABLE = "INGEST_STORE"
@@ -60,6 +66,8 @@ LIMIT_FLAGS: dict[str, str] = {
     "max_rows": "--max-rows",
 }
 MAX_DEFAULT_WORKERS = 4
+# Where run_batches sends jobs (ingest_assets.engine.workers): the local process pool or Ray.
+EXECUTORS = ("process", "ray")
 _WHOLE_NUMBERS = {"max_bytes", "max_pages", "max_rows", "workers", "duckdb_threads", "sensor_seconds"}
 
 
@@ -77,6 +85,40 @@ def _whole_number(variable: str, raw: str, *, positive: bool) -> int:
     if positive and value <= 0:
         raise ValueError(f"{variable}={raw!r} is not a {what}")
     return value
+
+
+def _executor(raw: str) -> str:
+    """``raw`` as an executor name.
+
+    Raises:
+        ValueError: It is not one of :data:`EXECUTORS`; the message names the variable.
+    """
+    value = raw.strip().lower()
+    if value not in EXECUTORS:
+        raise ValueError(
+            f"INGEST_EXECUTOR={raw!r} is not an executor: use 'process' (the local worker pool, the "
+            "default) or 'ray' (a Ray cluster, with the `ray` extra installed)"
+        )
+    return value
+
+
+def _ray_address_problem(address: str) -> str | None:
+    """Why ``address`` cannot be a Ray cluster address for the engine, or None if it can.
+
+    The engine accepts ``host:port`` (the address ``ray start --head`` prints, of a cluster this
+    machine is a node of) and ``auto`` (the cluster started on this machine by ``ray start``).
+    """
+    if address == "auto":
+        return None
+    if "://" in address:
+        return (
+            "is a Ray Client address; the engine joins a cluster as one of its nodes: run it on a "
+            "machine of the cluster (`ray start --address=<head>:<port>`) and give the head's host:port"
+        )
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return "is not host:port (the address `ray start --head` prints) or 'auto'"
+    return None
 
 
 class Settings(BaseModel):
@@ -104,6 +146,9 @@ class Settings(BaseModel):
     # A DuckLake store (docs/scale-out.md) writes its Parquet files here; every writer of the
     # lake must see the same folder.
     lake_data: str | None = None
+    # Where the engine's CPU work runs (docs/scale-out.md, "Ray"): the process pool or Ray.
+    executor: Literal["process", "ray"] = "process"
+    ray_address: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -120,6 +165,8 @@ class Settings(BaseModel):
                 continue
             if name == "debug":
                 values[name] = raw.lower() not in ("0", "false", "no", "off")
+            elif name == "executor":
+                values[name] = _executor(raw)
             elif name in _WHOLE_NUMBERS:
                 values[name] = _whole_number(variable, environ[variable], positive=name != "workers")
             else:
@@ -127,6 +174,7 @@ class Settings(BaseModel):
         if environ.get(STORE_VARIABLE, "").strip():
             values["database"] = environ[STORE_VARIABLE].strip()
         values.update({k: v for k, v in overrides.items() if v is not None})
+        _check_ray(values)
         try:
             return cls(**values)
         except ValidationError as error:
@@ -162,3 +210,22 @@ class Settings(BaseModel):
         except AttributeError:  # not on Linux
             usable = os.cpu_count() or 1
         return max(1, min(usable, MAX_DEFAULT_WORKERS))
+
+
+def _check_ray(values: Mapping[str, Any]) -> None:
+    """Refuse a Ray address that cannot be used, or one that would be ignored.
+
+    Raises:
+        ValueError: The message names ``INGEST_RAY_ADDRESS`` and the fix.
+    """
+    address = values.get("ray_address")
+    if address is None:
+        return
+    if values.get("executor", "process") != "ray":
+        raise ValueError(
+            f"INGEST_RAY_ADDRESS={address!r} is set but INGEST_EXECUTOR is not 'ray', so no job would "
+            "go to that cluster: set INGEST_EXECUTOR=ray, or unset INGEST_RAY_ADDRESS"
+        )
+    problem = _ray_address_problem(address)
+    if problem is not None:
+        raise ValueError(f"INGEST_RAY_ADDRESS={address!r} {problem}")

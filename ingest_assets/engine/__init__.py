@@ -6,21 +6,24 @@ sequence is :data:`STEPS`, named by the asset each step materializes; the Dagste
 same method for each step in the same order over the partitions that have work. There is no
 other write path.
 
-=============  ==================================================================
-module         job
-=============  ==================================================================
-``keys``       shards and reuse keys (parse, parent, child and graph sets)
-``scan``       the scan step: inbox files against the store
-``parse``      the parse step, failures and limits
-``chunk``      the parent and child steps and their shared reuse logic
-``graph``      the graph step
-``embed``      the embeddings step (only texts never embedded under the model go to it)
-``pending``    what a run would have work in (read-only)
-``results``    typed step results, per shard
-``tasks``      what worker processes run: parse a file, chunk or graph a document
-``workers``    the worker pool
-``batching``   bounded batches of a step's work
-=============  ==================================================================
+================  ==================================================================
+module            job
+================  ==================================================================
+``keys``          shards and reuse keys (parse, parent, child and graph sets)
+``scan``          the scan step: inbox files against the store
+``parse``         the parse step, failures and limits
+``chunk``         the parent and child steps and their shared reuse logic
+``graph``         the graph step
+``embed``         the embeddings step (only texts never embedded under the model go to it)
+``pending``       what a run would have work in (read-only)
+``reuse``         the one reuse decision: keep, relink, skip or create a set
+``progress``      step log lines and progress bars
+``results``       typed step results, per shard
+``tasks``         what worker processes run: parse a file, chunk or graph a document
+``workers``       the worker pool
+``ray_executor``  the same jobs on a Ray cluster (``INGEST_EXECUTOR=ray``)
+``batching``      bounded batches of a step's work
+================  ==================================================================
 """
 
 from __future__ import annotations

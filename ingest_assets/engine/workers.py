@@ -13,6 +13,9 @@ amounts of work run inline: starting workers costs more than it saves below
 
 ``INGEST_WORKERS`` sets the number of processes; ``1`` (or ``0``) runs everything inline. The
 default is the number of CPUs this process may use, at most 4 (see ``ingest_assets.settings``).
+
+``INGEST_EXECUTOR=ray`` sends the jobs to a Ray cluster instead (:mod:`.ray_executor`, same
+contract); ``INGEST_WORKERS`` then plays no part, the cluster's CPUs do.
 """
 
 from __future__ import annotations
@@ -73,8 +76,21 @@ def run_batches(
     ``function`` must be a module-level function that does not raise for bad input (return the
     error instead). When a worker dies (killed, or a crash in native code), the pool is dropped
     and the rest runs inline.
+
+    With ``INGEST_EXECUTOR=ray`` the jobs of work above :data:`PARALLEL_MIN_BYTES` run on Ray
+    under the same contract (see :mod:`.ray_executor`).
+
+    Raises:
+        ValueError: A setting is invalid (the message names it).
+        ray_executor.RayUnavailable: Ray was chosen but cannot be used (the message says why).
     """
-    workers = worker_count()
+    settings = Settings.from_env()
+    if settings.executor == "ray" and total_bytes >= PARALLEL_MIN_BYTES:
+        from ingest_assets.engine import ray_executor
+
+        yield from ray_executor.run_batches(function, batches, settings.ray_address)
+        return
+    workers = settings.worker_count()
     if workers < 2 or total_bytes < PARALLEL_MIN_BYTES:
         for batch, jobs in batches:
             yield batch, [function(job) for job in jobs]

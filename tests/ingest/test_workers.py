@@ -31,16 +31,21 @@ PLANS = """plans:
 """
 
 
-def _ingest(root: Path, database: str) -> list[tuple[Any, ...]]:
-    """Ingest the sample (in ``root``: ids follow paths) into a new store; return every chunk
-    and graph node."""
+def ingest_sample(root: Path, database: str, plans: str = PLANS) -> IngestStore:
+    """Ingest the sample (in ``root``: ids follow paths) into a new store under ``plans`` (YAML)."""
     inbox = root / "inbox"
     if not inbox.exists():
         shutil.copytree(SAMPLE, inbox)
     plans_file = root / "plans.yaml"
-    plans_file.write_text(PLANS)
+    plans_file.write_text(plans)
     store = IngestStore(root / database)
     IngestEngine(store, inbox, load_plans(plans_file)).run_pending()
+    return store
+
+
+def _ingest(root: Path, database: str) -> list[tuple[Any, ...]]:
+    """Ingest the sample into a new store (see :func:`ingest_sample`); every chunk and graph node."""
+    store = ingest_sample(root, database)
     chunks = store.query(
         'SELECT id, set_key, "index", text, token_count, provenance::VARCHAR FROM chunks ORDER BY id'
     )
