@@ -28,9 +28,9 @@ def _files(p: Pipeline) -> int:
 @pytest.mark.parametrize("backend", ["lake"], indirect=True)
 def test_maintenance_job_compacts_and_expires_and_keeps_the_views(backend: Backend, tmp_path: Path) -> None:
     pipeline = Pipeline(tmp_path, backend.location)
-    pipeline.run()
+    pipeline.run_engine()
     pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
-    pipeline.run()  # every child set again: more files and snapshots
+    pipeline.run_engine()  # every child set again: more files and snapshots
     before, files_before = _views(pipeline), _files(pipeline)
     settings = Settings(
         database=str(backend.location), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file)
