@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 
 from chunking import (
@@ -19,19 +20,21 @@ def unit_spans(document: Document) -> list[tuple[int, int]]:
     return [(u.start, u.end) for s in document.sections for u in s.units if u.start is not None]
 
 
-def covered_counts(document: Document, chunks: list[Chunk]) -> list[int]:
-    """How many chunks cover each character of the document text."""
-    counts = [0] * (len(document.text) + 1)
-    delta = [0] * (len(document.text) + 1)
+def covered_counts(
+    document: Document, chunks: list[Chunk], start: int = 0, end: int | None = None
+) -> list[int]:
+    """How many chunks cover each character of the document text from ``start`` to ``end`` (the
+    whole text by default): ``counts[i]`` is position ``start + i``. A span, not the whole text,
+    for each parent: a document's text once per parent made the whole-corpus sweep quadratic."""
+    end = len(document.text) if end is None else end
+    delta = [0] * (end - start + 1)
     for chunk in chunks:
         if isinstance(chunk.provenance, TextProvenance):
-            delta[chunk.provenance.start] += 1
-            delta[chunk.provenance.end] -= 1
-    running = 0
-    for i in range(len(document.text)):
-        running += delta[i]
-        counts[i] = running
-    return counts
+            low, high = max(chunk.provenance.start, start), min(chunk.provenance.end, end)
+            if low < high:
+                delta[low - start] += 1
+                delta[high - start] -= 1
+    return [*itertools.accumulate(delta[:-1]), 0]
 
 
 def must_cover(document: Document) -> list[int]:
@@ -133,7 +136,9 @@ def check_leveled(leveler: ParentChildChunker, document: Document, chunks: list[
         kids = per_parent[parent.id]
         assert kids, "a parent has no children"
         if isinstance(parent.provenance, TextProvenance):
-            counts = covered_counts(document, kids)
-            span = range(parent.provenance.start, parent.provenance.end)
-            missing = [i for i in span if not document.text[i].isspace() and counts[i] == 0]
+            start, end = parent.provenance.start, parent.provenance.end
+            counts = covered_counts(document, kids, start, end)
+            missing = [
+                i for i in range(start, end) if not document.text[i].isspace() and counts[i - start] == 0
+            ]
             assert not missing, "children do not cover their parent"

@@ -1,6 +1,7 @@
-"""chunk_changes end to end: each run (real Dagster runs through ``run_pipeline``) records
-exactly the chunk ids that entered and left each plan's current view; ``ingest changes``
-lists them; the steps' metadata counts them."""
+"""chunk_changes: each run records exactly the chunk ids that entered and left each plan's
+current view (through the engine's driver, ``Pipeline.run_engine``); under Dagster's run ids,
+with the steps' metadata counting them, and ``ingest changes`` listing a run (real Dagster runs
+through ``run_pipeline``)."""
 
 from __future__ import annotations
 
@@ -51,9 +52,9 @@ def test_fresh_ingest_records_every_current_chunk_as_added_under_dagster_run_ids
 
 @on_both_backends()
 def test_noop_records_nothing_and_an_edit_lists_exactly_that_documents_chunks(pipeline: Pipeline) -> None:
-    pipeline.run()
+    pipeline.run_engine()
     mark = _last_at(pipeline)
-    pipeline.run()
+    pipeline.run_engine()
     assert _changes(pipeline, mark) == []
     before = _view(pipeline)
     target = pipeline.inbox / "getting-started.md"
@@ -63,7 +64,7 @@ def test_noop_records_nothing_and_an_edit_lists_exactly_that_documents_chunks(pi
         for p, i in pipeline.rows("SELECT plan_key, id FROM current_chunks WHERE document_id = ?", doc_id)
     }
     target.write_text(target.read_text() + "\n\nOne more paragraph about getting started.\n")
-    pipeline.run()
+    pipeline.run_engine()
     after = _view(pipeline)
     new_ids = {
         (p, str(i))
@@ -78,12 +79,12 @@ def test_noop_records_nothing_and_an_edit_lists_exactly_that_documents_chunks(pi
 
 
 def test_child_size_change_and_delete_record_the_moves(pipeline: Pipeline) -> None:
-    first = pipeline.run()
+    first = pipeline.run_engine()
     old_key = first["plans"][0]
     old_view = _view(pipeline)
     mark = _last_at(pipeline)
     pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
-    (new_key,) = pipeline.run()["plans"]
+    (new_key,) = pipeline.run_engine()["plans"]
     added, removed = _net(_changes(pipeline, mark))
     assert removed == old_view  # the retired plan leaves the view
     assert added == _view(pipeline) and {plan for plan, _ in added} == {new_key} != {old_key}
@@ -95,7 +96,7 @@ def test_child_size_change_and_delete_record_the_moves(pipeline: Pipeline) -> No
         for p, i in pipeline.rows("SELECT plan_key, id FROM current_chunks WHERE document_id = ?", doc_id)
     }
     gone.unlink()
-    pipeline.run()
+    pipeline.run_engine()
     added, removed = _net(_changes(pipeline, mark))
     assert added == set() and removed == ids and ids
 
@@ -116,7 +117,7 @@ def test_step_metadata_counts_the_chunks_each_partition_moved(pipeline: Pipeline
 def test_ingest_changes_lists_a_run_and_refuses_bad_input(
     pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pipeline.run()
+    pipeline.run_engine()
     mark = _last_at(pipeline)
     target = pipeline.inbox / "field-notes.html"
     target.write_text(target.read_text().replace("</body>", "<p>Late note.</p></body>"))

@@ -83,6 +83,7 @@ def test_run_killed_mid_write_then_rerun_is_complete(tmp_path: Path) -> None:
     time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the run had finished: nothing was killed"
     rerun = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     _assert_complete(tmp_path, len(list(inbox.iterdir())))

@@ -1,4 +1,7 @@
-"""The main scenarios on the real corpus (../shared/corpus), with the BPE tokenizer: slow."""
+"""The main scenarios on the real corpus (../shared/corpus), with the BPE tokenizer: slow. The
+fresh ingest runs through Dagster (``ingest run``); the no-op, the child-size change and the
+edit through the engine's driver (the same steps; tests/ingest/test_pending.py checks that both
+report the same)."""
 
 from __future__ import annotations
 
@@ -45,13 +48,13 @@ def test_corpus_fresh_noop_child_change_and_edit(tmp_path: Path) -> None:
     _assert_invariants(pipeline)
 
     before = pipeline.snapshot()
-    noop = pipeline.run()
+    noop = pipeline.run_engine()
     assert noop["chunker_calls"] == 0 and noop["runs"] == 0 and pipeline.snapshot() == before
 
     (old_key,) = first["plans"]
     parents = _current_ids(pipeline, old_key, 1)
     pipeline.write_plans(default=corpus_plan(child=200))
-    changed = pipeline.run()
+    changed = pipeline.run_engine()
     assert changed["chunk_sets"]["parent"] == {"created": 0, "reused": documents["parsed"]}
     assert changed["chunk_sets"]["child"] == {"created": documents["parsed"], "reused": 0}
     assert _current_ids(pipeline, changed["plans"][0], 1) == parents
@@ -61,6 +64,6 @@ def test_corpus_fresh_noop_child_change_and_edit(tmp_path: Path) -> None:
     edited.write_text(
         edited.read_text(encoding="utf-8") + "\n\n## Added\n\nOne more paragraph.\n", encoding="utf-8"
     )
-    one = pipeline.run()
+    one = pipeline.run_engine()
     assert one["documents"]["parsed"] == 1 and one["chunk_sets"]["parent"]["created"] == 1
     _assert_invariants(pipeline)

@@ -1,6 +1,7 @@
-"""The embeddings stage end to end through ``run_pipeline`` (real Dagster runs, a real DuckDB
-file): only texts never embedded under the plan's model go to the model, counted by a wrapper
-around the real (offline) wordllama model."""
+"""The embeddings stage on a real DuckDB file: only texts never embedded under the plan's model
+go to the model, counted by a wrapper around the real (offline) wordllama model. The reuse
+sequences run through the engine's driver (``Pipeline.run_engine``); the check, the per-partition
+metadata and the sensor through real Dagster runs."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def _assert_covered(p: Pipeline, plan_key: str) -> None:
 def test_sequence_embeds_only_texts_never_embedded(pipeline: Pipeline, counter: Counter) -> None:
     pipeline.write_plans(default=embedding_plan())
     # Full run: every distinct child text, once.
-    first = pipeline.run()
+    first = pipeline.run_engine()
     (key,) = first["plans"]
     calls, texts = counter.take()
     distinct = _current_hashes(pipeline, key)
@@ -96,7 +97,7 @@ def test_sequence_embeds_only_texts_never_embedded(pipeline: Pipeline, counter: 
 
     # No-op: nothing embedded, nothing written.
     before = pipeline.snapshot(), pipeline.rows("SELECT count(*) FROM vectors")
-    summary = pipeline.run()
+    summary = pipeline.run_engine()
     assert counter.take() == (0, 0) and summary["runs"] == 0
     documents = pipeline.rows("SELECT count(*) FROM current_documents")[0][0]
     assert summary["embeddings"]["sets_reused"] == documents and summary["embeddings"]["texts_embedded"] == 0
@@ -106,7 +107,7 @@ def test_sequence_embeds_only_texts_never_embedded(pipeline: Pipeline, counter: 
     edited = pipeline.inbox / "troubleshooting.md"
     edited.write_text(edited.read_text() + "\n\n## A new section\n\nThe lighthouse keeper polished brass.\n")
     known = _vector_hashes(pipeline)
-    pipeline.run()
+    pipeline.run_engine()
     _, texts = counter.take()
     new = _vector_hashes(pipeline) - known
     edited_hashes = {
@@ -123,7 +124,7 @@ def test_sequence_embeds_only_texts_never_embedded(pipeline: Pipeline, counter: 
     # Child size 200 -> 150: exactly the distinct new child texts; the plan key moves.
     known = _vector_hashes(pipeline)
     pipeline.write_plans(default=embedding_plan(child=150, chat_child=150))
-    summary = pipeline.run()
+    summary = pipeline.run_engine()
     (smaller,) = summary["plans"]
     _, texts = counter.take()
     assert smaller != key
@@ -134,20 +135,20 @@ def test_sequence_embeds_only_texts_never_embedded(pipeline: Pipeline, counter: 
 
     # The old size back: nothing embedded.
     pipeline.write_plans(default=embedding_plan())
-    summary = pipeline.run()
+    summary = pipeline.run_engine()
     assert counter.take() == (0, 0) and summary["plans"] == [key]
     _assert_covered(pipeline, key)
 
     # A model change re-embeds (no chunker call, same plan key); the old model back reuses.
     pipeline.write_plans(default=embedding_plan(model="wordllama:l2_supercat_128"))
-    summary = pipeline.run()
+    summary = pipeline.run_engine()
     _, texts = counter.take()
     assert summary["plans"] == [key] and summary["chunker_calls"] == 0
     assert texts == len(_current_hashes(pipeline, key)) > 0
     assert pipeline.rows("SELECT DISTINCT len(vector) FROM chunk_vectors WHERE plan_key = ?", key) == [(128,)]
     _assert_covered(pipeline, key)
     pipeline.write_plans(default=embedding_plan())
-    summary = pipeline.run()
+    summary = pipeline.run_engine()
     assert counter.take() == (0, 0) and summary["chunker_calls"] == 0
     assert pipeline.rows("SELECT DISTINCT len(vector) FROM chunk_vectors WHERE plan_key = ?", key) == [(256,)]
     _assert_covered(pipeline, key)
@@ -155,11 +156,11 @@ def test_sequence_embeds_only_texts_never_embedded(pipeline: Pipeline, counter: 
 
 def test_text_mode_change_embeds_the_texts_that_differ(pipeline: Pipeline, counter: Counter) -> None:
     pipeline.write_plans(default=embedding_plan())
-    (key,) = pipeline.run()["plans"]
+    (key,) = pipeline.run_engine()["plans"]
     known = _vector_hashes(pipeline)
     counter.take()
     pipeline.write_plans(default=embedding_plan(text="text"))
-    pipeline.run()
+    pipeline.run_engine()
     _, texts = counter.take()
     assert texts == len(_current_hashes(pipeline, key) - known) > 0
     plain = {r[0] for r in pipeline.rows("SELECT text FROM chunk_vectors WHERE plan_key = ?", key)}
@@ -167,23 +168,23 @@ def test_text_mode_change_embeds_the_texts_that_differ(pipeline: Pipeline, count
 
 
 def test_plan_without_embedding_has_no_stage_until_one_is_added(pipeline: Pipeline, counter: Counter) -> None:
-    (key,) = pipeline.run()["plans"]
+    (key,) = pipeline.run_engine()["plans"]
     assert counter.take() == (0, 0)
     assert pipeline.rows("SELECT count(*) FROM vectors")[0][0] == 0
     assert pipeline.engine().pending().empty
     pipeline.write_plans(default=embedding_plan())
     pending = pipeline.engine().pending()
     assert list(pending.chunks) == [key]
-    summary = pipeline.run()
+    summary = pipeline.run_engine()
     assert summary["chunker_calls"] == 0 and counter.take()[1] == len(_current_hashes(pipeline, key)) > 0
     # Removing the stage takes the plan's vectors out of the view; they stay stored.
     pipeline.write_plans(default=plan_spec())
-    pipeline.run()
+    pipeline.run_engine()
     assert pipeline.rows("SELECT count(*) FROM chunk_vectors")[0][0] == 0
     assert pipeline.rows("SELECT count(*) FROM vectors")[0][0] > 0
     assert pipeline.engine().pending().empty
     pipeline.write_plans(default=embedding_plan())
-    pipeline.run()
+    pipeline.run_engine()
     assert counter.take() == (0, 0)
     _assert_covered(pipeline, key)
 
@@ -194,7 +195,7 @@ def test_search_finds_children_by_their_own_text(pipeline: Pipeline, mode: str) 
     """Recall@1 of 100 random children searched with the text their plan embeds (the stored text,
     or the contextual text with its heading path above it)."""
     pipeline.write_plans(default=embedding_plan(child=80, chat_child=80, text=mode))
-    (key,) = pipeline.run()["plans"]
+    (key,) = pipeline.run_engine()["plans"]
     (plan,) = pipeline.plans()
     store = pipeline.store
     hashes = dict(pipeline.rows("SELECT id::VARCHAR, text_hash FROM chunk_vectors WHERE plan_key = ?", key))
@@ -219,7 +220,7 @@ def test_search_command_prints_parent_label_source_and_score(
     pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pipeline.write_plans(default=embedding_plan())
-    pipeline.run()
+    pipeline.run_engine()
     args = ["search", "harvest of the orchard", "--db", str(pipeline.db), "--plans", str(pipeline.plans_file)]
     assert main([*args, "-k", "3"]) == 0
     out = capsys.readouterr().out
@@ -292,14 +293,14 @@ def test_embedding_check_runs_in_dagster_and_flags_a_missing_vector(pipeline: Pi
 
 
 def test_schema_5_store_gains_the_embedding_tables(pipeline: Pipeline, counter: Counter) -> None:
-    pipeline.run()
+    pipeline.run_engine()
     with duckdb.connect(str(pipeline.db)) as con:
         downgrade_to_schema_5(con)
     store = IngestStore(pipeline.db)
     assert store.query("SELECT max(version) FROM schema_version")[0][0] == SCHEMA_VERSION
     assert store.query("SELECT count(*) FROM chunk_vectors")[0][0] == 0
     pipeline.write_plans(default=embedding_plan())
-    summary = pipeline.run()
+    summary = pipeline.run_engine()
     assert summary["chunker_calls"] == 0 and counter.take()[1] > 0
 
 

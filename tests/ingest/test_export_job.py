@@ -23,7 +23,7 @@ def _config(**fields: object) -> dict:
 
 
 def test_export_job_writes_parquet_and_an_increment(pipeline: Pipeline, tmp_path: Path) -> None:
-    (plan_key,) = pipeline.run()["plans"]
+    (plan_key,) = pipeline.run_engine()["plans"]
     job = _job(pipeline)
     full = job.execute_in_process(
         run_config=_config(plan="default", target_folder=str(tmp_path / "full")), instance=pipeline.instance
@@ -46,7 +46,7 @@ def test_export_job_writes_parquet_and_an_increment(pipeline: Pipeline, tmp_path
 
 
 def test_export_job_fails_with_the_fix_for_bad_config(pipeline: Pipeline, tmp_path: Path) -> None:
-    pipeline.run()
+    pipeline.run_engine()
     job = _job(pipeline)
     for fields, needle in (
         ({"plan": "nosuch", "target_folder": str(tmp_path / "a")}, "plan nosuch: no plan"),

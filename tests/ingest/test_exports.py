@@ -61,7 +61,7 @@ def _views(p: Pipeline, plan_key: str) -> dict[str, list[dict[str, Any]]]:
 @pytest.fixture
 def ingested(pipeline: Pipeline) -> tuple[Pipeline, str]:
     pipeline.write_plans(default={**plan_spec(), "embedding": {"model": "wordllama:l2_supercat_256"}})
-    (plan_key,) = pipeline.run()["plans"]
+    (plan_key,) = pipeline.run_engine()["plans"]
     return pipeline, plan_key
 
 
@@ -124,7 +124,7 @@ def test_incremental_export_applied_to_the_previous_equals_a_full_export(
     edited = p.inbox / "getting-started.md"
     edited.write_text(edited.read_text() + "\n\nA paragraph added after the first export.\n")
     (p.inbox / "lighthouse-log.txt").unlink()
-    p.run()
+    p.run_engine()
     delta = export_plan(p.store, plan_key, "parquet", tmp_path / "delta", since=first.manifest["export_id"])
     full = export_plan(p.store, plan_key, "parquet", tmp_path / "full-2")
     assert delta.manifest["base"]["export_id"] == first.manifest["export_id"]

@@ -1,7 +1,8 @@
 """``ingest plans --diff`` predicts, set for set, what the next run does: the forecast is made
-read-only (the store file is byte-identical after it), then the real run (Dagster, through
-``run_pipeline``) is compared with it key for key, for a new plan, a child-size change and an
-edit (plus a deletion)."""
+read-only (the store file is byte-identical after it), then the real run (the engine's driver,
+the steps each asset runs) is compared with it key for key, for a new plan, a child-size change
+and an edit (plus a deletion); through Dagster, the sensor's forecast is what each partition's
+run then reports."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def _predict(p: Pipeline) -> Forecast:
 def _assert_run_matches(p: Pipeline, predicted: Forecast) -> None:
     """Run, then compare what the run did with ``predicted``, set for set."""
     stored_before = _stored(p)
-    p.run()
+    p.run_engine()
     stored_after = _stored(p)
     for role in ROLES:
         created = stored_after[role] - stored_before[role]
@@ -63,7 +64,7 @@ def _assert_run_matches(p: Pipeline, predicted: Forecast) -> None:
 
 
 def test_forecast_of_a_fresh_store_and_a_new_plan_matches_the_runs(pipeline: Pipeline) -> None:
-    pipeline.run()  # the store exists; then the inbox starts over in a new plan
+    pipeline.run_engine()  # the store exists; then the inbox starts over in a new plan
     pipeline.write_plans(default=plan_spec(), wide=plan_spec(parent=900, child=300))
     predicted = _predict(pipeline)
     default, wide = predicted.plans
@@ -73,7 +74,7 @@ def test_forecast_of_a_fresh_store_and_a_new_plan_matches_the_runs(pipeline: Pip
 
 
 def test_forecast_of_a_child_size_change_reuses_every_parent(pipeline: Pipeline) -> None:
-    first = pipeline.run()
+    first = pipeline.run_engine()
     pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
     predicted = _predict(pipeline)
     (plan,) = predicted.plans
@@ -86,7 +87,7 @@ def test_forecast_of_a_child_size_change_reuses_every_parent(pipeline: Pipeline)
 
 @on_both_backends()
 def test_forecast_of_an_edit_and_a_delete_names_that_document_only(pipeline: Pipeline) -> None:
-    pipeline.run()
+    pipeline.run_engine()
     edited = pipeline.inbox / "chunking-settings.md"
     edited.write_text(edited.read_text() + "\n\nOne more setting, explained.\n")
     (pipeline.inbox / "orchard-harvest.csv").unlink()
@@ -104,7 +105,7 @@ def test_forecast_of_an_edit_and_a_delete_names_that_document_only(pipeline: Pip
 def test_ingest_plans_diff_prints_per_kind_and_refuses_bad_input(
     pipeline: Pipeline, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    pipeline.run()
+    pipeline.run_engine()
     pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
     before = _digest(pipeline)
     argv = ["plans", "--diff", "--db", str(pipeline.db), "--inbox", str(pipeline.inbox)]

@@ -10,7 +10,7 @@ from tests.ingest.conftest import Pipeline
 
 
 def test_graph_nodes_are_the_node_records_of_the_current_chunks(pipeline: Pipeline) -> None:
-    (plan_key,) = pipeline.run()["plans"]
+    (plan_key,) = pipeline.run_engine()["plans"]
     store = IngestStore(pipeline.db)
     set_keys = [
         key for (key,) in store.query("SELECT set_key FROM current_members WHERE role IN ('parent', 'child')")

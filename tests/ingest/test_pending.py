@@ -1,5 +1,6 @@
 """``ingest run`` launches runs only for partitions with work: ``IngestEngine.pending`` decides,
-read-only; Dagster still runs the work itself."""
+read-only; Dagster still runs the work itself. Its summary is what the engine's own driver
+reports (``Pipeline.run_engine``, which the reuse tests use), after a fresh run and a change."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def test_noop_run_launches_no_run_and_reports_everything_reused(pipeline: Pipeli
 
 
 def test_engine_pending_is_empty_after_a_run_and_writes_nothing(pipeline: Pipeline) -> None:
-    pipeline.run()
+    pipeline.run_engine()
     before = pipeline.snapshot()
     engine = IngestEngine(pipeline.store, pipeline.inbox, load_plans(pipeline.plans_file))
     todo = engine.pending()
@@ -71,7 +72,7 @@ def test_engine_pending_is_empty_after_a_run_and_writes_nothing(pipeline: Pipeli
 
 
 def test_an_edit_launches_runs_covering_its_shard(pipeline: Pipeline) -> None:
-    first = pipeline.run()
+    first = pipeline.run_engine()
     edited = sorted(pipeline.inbox.rglob("*.md"))[0]
     edited.write_text(edited.read_text() + "\n\nOne more paragraph.\n")
     shard = shard_of(Document.node_id_for(edited.as_uri()))
@@ -92,7 +93,7 @@ def test_an_edit_launches_runs_covering_its_shard(pipeline: Pipeline) -> None:
 
 def test_a_plan_change_launches_the_chunk_job_of_that_plan_only(pipeline: Pipeline) -> None:
     pipeline.write_plans(small=plan_spec(child=120), large=plan_spec(child=300))
-    pipeline.run()
+    pipeline.run_engine()
     runs_before = len(pipeline.instance.get_runs())
     pipeline.write_plans(small=plan_spec(child=120), large=plan_spec(child=250))
     summary = pipeline.run()
@@ -108,16 +109,16 @@ def test_a_plan_change_launches_the_chunk_job_of_that_plan_only(pipeline: Pipeli
 
 def test_retiring_a_plan_still_takes_it_out_of_the_views(pipeline: Pipeline) -> None:
     pipeline.write_plans(small=plan_spec(child=120), large=plan_spec(child=300))
-    pipeline.run()
+    pipeline.run_engine()
     pipeline.write_plans(small=plan_spec(child=120))
-    summary = pipeline.run()
+    summary = pipeline.run_engine()
     assert summary["runs"] == 1
     live = {key for (key,) in pipeline.rows("SELECT DISTINCT plan_key FROM current_chunks")}
     assert live == set(summary["plans"])
 
 
 def test_noop_run_imports_no_dagster(pipeline: Pipeline, tmp_path: Path) -> None:
-    pipeline.run()
+    pipeline.run_engine()
     code = (
         "import sys; from ingest_assets.cli import main; "
         f"code = main(['run', '--inbox', {str(pipeline.inbox)!r}, '--db', {str(pipeline.db)!r}, "
@@ -130,3 +131,32 @@ def test_noop_run_imports_no_dagster(pipeline: Pipeline, tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert '"runs": 0' in done.stdout
+
+
+def test_ingest_run_reports_what_the_engine_driver_reports(pipeline: Pipeline, tmp_path: Path) -> None:
+    """``ingest run`` (Dagster) and the engine's driver, each on its own store over one inbox,
+    report the same summary after each change: the tests that check reuse through
+    ``Pipeline.run_engine`` check what ``ingest run`` does."""
+    through_dagster = pipeline.db
+    through_engine = tmp_path / "engine.duckdb"
+
+    def both() -> tuple[dict[str, Any], dict[str, Any]]:
+        pipeline.db = through_dagster
+        dagster = pipeline.run()
+        pipeline.db = through_engine
+        engine = pipeline.run_engine()
+        for summary in (dagster, engine):
+            summary.pop("wall_seconds", None)
+            summary.pop("database", None)
+        return dagster, engine
+
+    dagster, engine = both()
+    assert dagster == engine and dagster["runs"] > 0 and dagster["chunker_calls"] > 0
+    edited = pipeline.inbox / "getting-started.md"
+    edited.write_text(edited.read_text() + "\n\nOne more paragraph.\n")
+    (pipeline.inbox / "troubleshooting.md").unlink()
+    pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
+    dagster, engine = both()
+    assert dagster == engine and dagster["documents"]["deleted"] == 1 and dagster["documents"]["parsed"] == 1
+    dagster, engine = both()
+    assert dagster == engine and dagster["runs"] == 0

@@ -110,9 +110,14 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.
     return Backend("lake", location)
 
 
-def on_both_backends() -> pytest.MarkDecorator:
-    """The mark that runs a test (or a module, as ``pytestmark``) on the file and on the lake."""
-    return pytest.mark.parametrize("backend", BACKENDS, indirect=True)
+def on_both_backends(smoke: bool = False) -> pytest.MarkDecorator:
+    """The mark that runs a test (or a module, as ``pytestmark``) on the file and on the lake.
+
+    The lake twin is ``slow`` (a lake store is 2-4 times slower, and CI runs the slow suite), so
+    the default suite runs the file; ``smoke=True`` keeps the lake twin in the default suite too
+    (a few such tests, so a default run still opens a lake)."""
+    lake = "lake" if smoke else pytest.param("lake", marks=pytest.mark.slow)
+    return pytest.mark.parametrize("backend", ["file", lake], indirect=True)
 
 
 def store_exists(location: str | Path) -> bool:

@@ -29,12 +29,12 @@ def _files(p: Pipeline) -> int:
 @pytest.mark.parametrize("backend", ["lake"], indirect=True)
 def test_maintenance_job_compacts_and_expires_and_keeps_the_views(backend: Backend, tmp_path: Path) -> None:
     pipeline = Pipeline(tmp_path, backend.location)
-    pipeline.run()
+    pipeline.run_engine()
     pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
-    pipeline.run()  # every child set again: more files and snapshots
+    pipeline.run_engine()  # every child set again: more files and snapshots
     edited = sorted(pipeline.inbox.glob("*.md"))[0]
     edited.write_text(edited.read_text() + "\n\nOne more paragraph.\n")
-    pipeline.run()  # the edited file's record and pointers: newer rows of their keys
+    pipeline.run_engine()  # the edited file's record and pointers: newer rows of their keys
     before, files_before = _views(pipeline), _files(pipeline)
     superseded = pipeline.rows(
         "SELECT (SELECT count(*) FROM member_rows) - (SELECT count(*) FROM plan_members)"

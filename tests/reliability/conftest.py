@@ -41,7 +41,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         f"network connects during parsing: {f['network_connects']}"
     )
     write(
-        f"kill trials (SIGKILL of `ingest run`): {f['kill_trials']}; store consistent after: "
+        f"kill trials (SIGKILL of `ingest run`): {f['kill_trials']} ({f['kill_real']} killed a "
+        f"running process); store consistent after: "
         f"{f['kill_consistent']}; next run completed without redoing committed sets: "
         f"{f['kill_completed']}; sets committed before a kill and reused: {f['kill_reused_sets']}"
     )

@@ -8,9 +8,11 @@ show no lock error, and lose no row. Separate processes, since DuckDB's lock is 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -41,25 +43,64 @@ def _committed(store: IngestStore) -> dict[str, int]:
     return {"parent": members.get("parent", 0), "child": members.get("child", 0), "parsed": parsed}
 
 
+def _store_files(db: str | Path) -> list[Path]:
+    """The files of a DuckDB store (the file and its WAL); none for a lake."""
+    if str(db).startswith("ducklake:"):
+        return []
+    return [Path(db), Path(f"{db}.wal")]
+
+
+def _kill_one(tmp: Path, inbox: Path, db: str | Path, plans: Path, delay: float, home: str) -> bool:
+    """Start ``ingest run`` and SIGKILL its process group after ``delay`` seconds; whether it
+    was still running then (False: it had finished, and nothing was killed)."""
+    args, env = cli_command(tmp, inbox, db, plans, home=home)
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    try:
+        proc.wait(timeout=delay)
+        return False
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        return proc.returncode == -signal.SIGKILL
+
+
 def _kill_trials(tmp: Path, delays: list[float], seed: int, db: str | Path | None = None) -> None:
     """Kill ``ingest run`` after each delay on one store (``db``, else a DuckDB file in ``tmp``),
-    check it, then complete it with one run."""
+    check it, then complete it with one run.
+
+    Each trial must kill a running process: a run that finished before its kill point is
+    undone (the DuckDB file put back as it was before the trial) and the trial tried again with
+    half the delay, at most three times; on a lake (no copy to put back) it fails the test."""
     inbox = copy_sample(tmp / "inbox")
     plans = write_plans(tmp / "plans.yaml")
     db = tmp / "i.duckdb" if db is None else db
     store = IngestStore(db)
+    kills = 0
     for trial, delay in enumerate(delays):
-        args, env = cli_command(tmp, inbox, db, plans, home=f"home-killed-{trial}")
-        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)  # fmt: skip
-        time.sleep(delay)
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=60)
+        saved = tmp / f"before-trial-{trial}"
+        saved.mkdir()
+        for path in _store_files(db):
+            if path.exists():
+                shutil.copy2(path, saved / path.name)
+        for attempt in range(3):
+            if _kill_one(tmp, inbox, db, plans, delay, home=f"home-killed-{trial}-{attempt}"):
+                kills += 1
+                break
+            assert _store_files(db), f"seed {seed}: the run finished before its kill at {delay:.1f} s"
+            for path in _store_files(db):  # undo the completed run
+                path.unlink(missing_ok=True)
+                if (saved / path.name).exists():
+                    shutil.copy2(saved / path.name, path)
+            delay /= 2
         FIGURES["kill_trials"] += 1
         if store_exists(db):
             assert consistency_violations(store) == [], f"seed {seed}, killed after {delay:.1f} s"
         FIGURES["kill_consistent"] += 1
+    # Every trial killed a running ``ingest run``.
+    assert kills == len(delays), f"seed {seed}: {kills} of {len(delays)} trials killed a run"
+    FIGURES["kill_real"] += kills
     before = _committed(store)
     args, env = cli_command(tmp, inbox, db, plans, home="home-rerun")
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=180)
