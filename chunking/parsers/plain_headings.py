@@ -8,6 +8,13 @@ it, at most :data:`TITLE_AFTER_UNITS` blocks and :data:`TITLE_AFTER_CHARS` chara
 a banner line), so a heading deep in a document never labels all that came before it; and a
 document with :data:`COLLECTION_LEVEL_ONES` level-1 headings or more is a collection of
 articles, whose first heading is no title of the others.
+
+Plain text (:func:`plain_heading_levels`) has headings only where their form is unambiguous,
+each a paragraph of its own: a WikiText line; a short line underlined by a run of one of
+``= - ~ * # ^ +`` (levels in the order the underline characters first appear, as
+reStructuredText does); and numbered lines (``2.1.  Conventions``) when every numbered line of
+the document continues one outline (1, 1.1, 1.2, 2, ...), so a play's numbered speakers or a
+list of numbered items opens no section.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ __all__ = [
     "TITLE_AFTER_UNITS",
     "is_title_position",
     "line_per_paragraph",
+    "plain_heading_levels",
     "wiki_heading",
 ]
 
@@ -58,3 +66,80 @@ def line_per_paragraph(lines: list[str]) -> bool:
     line is a paragraph (WikiText dumps, exported notes), not hard-wrapped prose."""
     filled = [line for line in lines if line.strip()]
     return len(filled) > 1 and sum(len(line) for line in filled) >= _LONG_LINE * len(filled)
+
+
+# A short line, then an underline of one repeated character.
+_UNDERLINED = re.compile(r"[ \t]*(\S[^\n]*?)[ \t]*\n[ \t]*([=\-~*#^+])\2{2,}[ \t]*")
+# `2.1.  Conventions`: dotted numbers, then a word that starts with a capital letter.
+_NUMBERED = re.compile(r"[ \t]*(\d{1,3}(?:\.\d{1,3})*)\.?[ \t]+(\S[^\n]*?)[ \t]*")
+# An outline needs this many numbered lines before its numbers say anything.
+_OUTLINE_LINES = 3
+
+
+def _underlined(paragraph: str) -> tuple[str, str] | None:
+    match = _UNDERLINED.fullmatch(paragraph)
+    if match is None:
+        return None
+    text, mark = match.group(1), match.group(2)
+    underline = len(paragraph.rsplit("\n", 1)[1].strip())
+    # The underline spans the line (about): a short rule under a long line is a separator.
+    if len(text) > MAX_HEADING_CHARS or underline < len(text) // 2 or not any(c.isalnum() for c in text):
+        return None
+    return text, mark
+
+
+def _numbered(paragraph: str) -> tuple[tuple[int, ...], str] | None:
+    match = _NUMBERED.fullmatch(paragraph)
+    if match is None:
+        return None
+    number, text = match.groups()
+    if len(paragraph.strip()) > MAX_HEADING_CHARS or not text[0].isupper():
+        return None
+    return tuple(int(n) for n in number.split(".")), " ".join(paragraph.split())
+
+
+def _continues(previous: tuple[int, ...] | None, number: tuple[int, ...]) -> bool:
+    """True when ``number`` is the next step of an outline after ``previous``: its first
+    child, or the next sibling of it or of one of its ancestors."""
+    if previous is None:
+        return number == (1,)
+    if number == (*previous, 1):
+        return True
+    depth = len(number)
+    return depth <= len(previous) and number == (*previous[: depth - 1], previous[depth - 1] + 1)
+
+
+def plain_heading_levels(paragraphs: list[str]) -> list[tuple[int, str] | None]:
+    """For each paragraph of a plain-text document, its heading level and text, or None.
+
+    A heading paragraph is a WikiText line, an underlined short line or, where the document's
+    numbered lines are an outline, a numbered line; see the module docstring. Numbered lines
+    are an outline when there are a few of them, each continues the one before (from ``1``),
+    and none directly follows another except as its first child (numbered paragraphs one after
+    another are a list).
+    """
+    found: list[tuple[int, str] | None] = []
+    marks: list[str] = []
+    # Each numbered paragraph: its index, number and text.
+    numbered: list[tuple[int, tuple[int, ...], str]] = []
+    for index, paragraph in enumerate(paragraphs):
+        heading = None
+        if "\n" not in paragraph.strip():
+            heading = wiki_heading(paragraph)
+        if heading is None and (underlined := _underlined(paragraph)) is not None:
+            text, mark = underlined
+            if mark not in marks:
+                marks.append(mark)
+            heading = marks.index(mark) + 1, text
+        elif heading is None and (number := _numbered(paragraph)) is not None:
+            numbered.append((index, *number))
+        found.append(heading)
+    outline = len(numbered) >= _OUTLINE_LINES and all(
+        _continues(numbered[k - 1][1] if k else None, number)
+        and (k == 0 or numbered[k - 1][0] + 1 < index or number == (*numbered[k - 1][1], 1))
+        for k, (index, number, _) in enumerate(numbered)
+    )
+    if outline:
+        for index, number, text in numbered:
+            found[index] = min(len(number), 6), text
+    return found

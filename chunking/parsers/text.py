@@ -11,6 +11,11 @@ headers and footers (RFC style: ``Author   Standards Track   [Page 3]`` and
 one-line paragraph with a wide internal gap that ends in ``[Page N]`` or recurs at least three
 times once digits are ignored. A paragraph over 8,000 characters spanning several lines (a file
 without blank lines) is split into one unit per line.
+
+Headings: a paragraph that is a heading in an unambiguous plain-text form (a WikiText line, an
+underlined line, a numbered line of an outline; :func:`chunking.parsers.plain_headings.
+plain_heading_levels`) is a ``heading`` unit that opens a section, so what follows it carries
+its heading path; what comes before the first heading has none.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from chunking.document import Document, Section, Unit, paragraph_spans
 from chunking.parsers.base import build_document, title_from_uri
 from chunking.parsers.encoding import decode, normalize_newlines
 from chunking.parsers.limits import ParseLimits
+from chunking.parsers.plain_headings import plain_heading_levels
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "3"  # 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py)
+# 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 4: plain-text headings
+PARSER_VERSION = "4"
 LIBRARY = "chunking.document.paragraph_spans"
 
 _WIDE_GAP = re.compile(r"\S {3,}\S")
@@ -54,6 +61,29 @@ def _line_units(paragraph: str, base: int) -> list[Unit]:
             start = base + match.start() + (len(line) - len(line.lstrip()))
             units.append(Unit(text=stripped, start=start, end=start + len(stripped)))
     return units
+
+
+def _sections(units: list[Unit]) -> tuple[Section, ...]:
+    """Group units into sections under the plain-text headings among them."""
+    levels = plain_heading_levels([unit.text for unit in units])
+    if not any(levels):
+        return (Section(units=tuple(units)),)
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    current: list[Unit] = []
+    for unit, heading in zip(units, levels, strict=True):
+        if heading is None:
+            current.append(unit)
+            continue
+        if current:
+            sections.append(Section(heading_path=tuple(t for _, t in stack), units=tuple(current)))
+        level, text = heading
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, text))
+        current = [unit.model_copy(update={"content_kind": "heading"})]
+    sections.append(Section(heading_path=tuple(t for _, t in stack), units=tuple(current)))
+    return tuple(sections)
 
 
 def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
@@ -89,6 +119,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         else:
             units.append(Unit(text=paragraph, start=start, end=end))
 
+    sections = _sections(units)
     metadata: dict[str, object] = {
         "encoding": encoding,
         "encoding_confidence": confidence,
@@ -103,7 +134,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         parser_version=PARSER_VERSION,
         source_uri=source_uri,
         text=text,
-        sections=(Section(units=tuple(units)),),
+        sections=sections,
         title=title_from_uri(source_uri),
         metadata=metadata,
     )

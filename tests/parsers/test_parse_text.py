@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from chunking.parsers import parse_bytes, parse_file
 from tests.parsers.conftest import assert_exact_offsets
 
@@ -52,4 +56,93 @@ def test_text_file_without_blank_lines_splits_long_runs_into_lines() -> None:
     units = document.sections[0].units
     assert len(units) == 400
     assert units[3].text == "Verse 3 of a long book without blank lines."
+    assert_exact_offsets(document)
+
+
+def _headings(document) -> list[tuple[tuple[str, ...], str]]:
+    return [
+        (s.heading_path, u.text) for s in document.sections for u in s.units if u.content_kind == "heading"
+    ]
+
+
+def test_text_numbered_outline_opens_sections() -> None:
+    raw = (
+        "Preface without a heading.\n\n1.  Introduction\n\nWhy this exists.\n\n"
+        "1.1.  Conventions\n\nKey words.\n\n2.  Protocol Model\n\nClients and servers.\n"
+    )
+    document = parse_bytes(raw.encode(), kind="text", source_uri="mem://rfc.txt")
+    assert [(s.heading_path, [u.text for u in s.units]) for s in document.sections] == [
+        ((), ["Preface without a heading."]),
+        (("1. Introduction",), ["1.  Introduction", "Why this exists."]),
+        (("1. Introduction", "1.1. Conventions"), ["1.1.  Conventions", "Key words."]),
+        (("2. Protocol Model",), ["2.  Protocol Model", "Clients and servers."]),
+    ]
+    assert_exact_offsets(document)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # A play's numbered speakers: no outline from 1.
+        "3. That will be ere the set of Sunne\n\nAll. Faire is foule.\n\n1. I come, Gray-Malkin\n\n"
+        "Speech.\n\n2. Ile giue thee a Winde\n\nSpeech.\n",
+        # Numbered paragraphs one after another: a list.
+        "Shopping:\n\n1. Milk\n\n2. Eggs\n\n3. Bread\n\nThat is all.\n",
+        # Two numbered lines are too few to be an outline.
+        "1. Definitions.\n\nText.\n\n2. Grant of License.\n\nText.\n",
+    ],
+)
+def test_text_numbered_lines_that_are_no_outline_open_no_section(raw: str) -> None:
+    document = parse_bytes(raw.encode(), kind="text", source_uri="mem://t.txt")
+    assert len(document.sections) == 1
+    assert not _headings(document)
+
+
+def test_text_underlined_and_wikitext_headings() -> None:
+    raw = (
+        "Lighthouse Manual\n=================\n\nIntro text.\n\nLamps\n-----\n\nOil lamps.\n\n"
+        "= = Keepers = =\n\nThe keepers.\n\nA long line of text that is no heading at all\n---\n\nEnd.\n"
+    )
+    document = parse_bytes(raw.encode(), kind="text", source_uri="mem://m.txt")
+    assert _headings(document) == [
+        (("Lighthouse Manual",), "Lighthouse Manual\n================="),
+        (("Lighthouse Manual", "Lamps"), "Lamps\n-----"),
+        (("Lighthouse Manual", "Keepers"), "= = Keepers = ="),
+    ]
+    assert document.sections[-1].units[-1].text == "End."
+    assert_exact_offsets(document)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=2), min_size=3, max_size=12),
+    st.lists(
+        st.sampled_from(["Body text here.", "More words, and a clause.", "x = 1"]), min_size=12, max_size=12
+    ),
+)
+def test_text_outline_headings_label_only_what_follows(steps: list[int], bodies: list[str]) -> None:
+    """Any outline (each step: a first child, a next sibling, or back up one level) with body
+    text under each heading: every numbered line is a heading at its depth, its section holds
+    it and the body after it, and the preamble before the first heading has no path."""
+    numbers: list[tuple[int, ...]] = [(1,)]
+    for step in steps[1:]:
+        last = numbers[-1]
+        if step == 0 and len(last) < 3:
+            numbers.append((*last, 1))
+        elif step == 2 and len(last) > 1:
+            numbers.append((*last[:-2], last[-2] + 1))
+        else:
+            numbers.append((*last[:-1], last[-1] + 1))
+    lines = ["Preamble."]
+    for number, body in zip(numbers, bodies, strict=False):
+        lines += [".".join(map(str, number)) + ".  Part " + "abc"[len(number) - 1], body]
+    document = parse_bytes("\n\n".join(lines).encode(), kind="text", source_uri="mem://o.txt")
+    assert document.sections[0].heading_path == ()
+    assert [u.text for u in document.sections[0].units] == ["Preamble."]
+    headed = document.sections[1:]
+    assert len(headed) == len(numbers)
+    for section, number in zip(headed, numbers, strict=True):
+        assert len(section.heading_path) == len(number)
+        assert section.units[0].content_kind == "heading"
+        assert [u.content_kind for u in section.units[1:]] == ["text"]
     assert_exact_offsets(document)
