@@ -20,12 +20,14 @@ list of numbered items opens no section.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 __all__ = [
     "COLLECTION_LEVEL_ONES",
     "MAX_HEADING_CHARS",
     "TITLE_AFTER_CHARS",
     "TITLE_AFTER_UNITS",
+    "PlainHeading",
     "is_title_position",
     "line_per_paragraph",
     "plain_heading_levels",
@@ -109,8 +111,16 @@ def _continues(previous: tuple[int, ...] | None, number: tuple[int, ...]) -> boo
     return depth <= len(previous) and number == (*previous[: depth - 1], previous[depth - 1] + 1)
 
 
-def plain_heading_levels(paragraphs: list[str]) -> list[tuple[int, str] | None]:
-    """For each paragraph of a plain-text document, its heading level and text, or None.
+class PlainHeading(NamedTuple):
+    """A heading found in plain text: its level (1-6), its text, and whether it is numbered."""
+
+    level: int
+    text: str
+    numbered: bool = False
+
+
+def plain_heading_levels(paragraphs: list[str]) -> list[PlainHeading | None]:
+    """For each paragraph of a plain-text document, its heading, or None.
 
     A heading paragraph is a WikiText line, an underlined short line or, where the document's
     numbered lines are an outline, a numbered line; see the module docstring. Numbered lines
@@ -118,19 +128,19 @@ def plain_heading_levels(paragraphs: list[str]) -> list[tuple[int, str] | None]:
     and none directly follows another except as its first child (numbered paragraphs one after
     another are a list).
     """
-    found: list[tuple[int, str] | None] = []
+    found: list[PlainHeading | None] = []
     marks: list[str] = []
     # Each numbered paragraph: its index, number and text.
     numbered: list[tuple[int, tuple[int, ...], str]] = []
     for index, paragraph in enumerate(paragraphs):
         heading = None
-        if "\n" not in paragraph.strip():
-            heading = wiki_heading(paragraph)
+        if "\n" not in paragraph.strip() and (wiki := wiki_heading(paragraph)) is not None:
+            heading = PlainHeading(*wiki)
         if heading is None and (underlined := _underlined(paragraph)) is not None:
             text, mark = underlined
             if mark not in marks:
                 marks.append(mark)
-            heading = marks.index(mark) + 1, text
+            heading = PlainHeading(marks.index(mark) + 1, text)
         elif heading is None and (number := _numbered(paragraph)) is not None:
             numbered.append((index, *number))
         found.append(heading)
@@ -141,5 +151,5 @@ def plain_heading_levels(paragraphs: list[str]) -> list[tuple[int, str] | None]:
     )
     if outline:
         for index, number, text in numbered:
-            found[index] = min(len(number), 6), text
+            found[index] = PlainHeading(min(len(number), 6), text, numbered=True)
     return found

@@ -15,7 +15,8 @@ without blank lines) is split into one unit per line.
 Headings: a paragraph that is a heading in an unambiguous plain-text form (a WikiText line, an
 underlined line, a numbered line of an outline; :func:`chunking.parsers.plain_headings.
 plain_heading_levels`) is a ``heading`` unit that opens a section, so what follows it carries
-its heading path; what comes before the first heading has none.
+its heading path; what comes before the first heading has none. A level-1 heading (underlined
+or WikiText, not numbered) at the document's start is its title.
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ from chunking.document import Document, Section, Unit, paragraph_spans
 from chunking.parsers.base import build_document, title_from_uri
 from chunking.parsers.encoding import decode, normalize_newlines
 from chunking.parsers.limits import ParseLimits
-from chunking.parsers.plain_headings import plain_heading_levels
+from chunking.parsers.plain_headings import (
+    COLLECTION_LEVEL_ONES,
+    PlainHeading,
+    is_title_position,
+    plain_heading_levels,
+)
 
 __all__ = ["PARSER_VERSION", "parse"]
 
@@ -63,9 +69,23 @@ def _line_units(paragraph: str, base: int) -> list[Unit]:
     return units
 
 
-def _sections(units: list[Unit]) -> tuple[Section, ...]:
+def _title(units: list[Unit], levels: list[PlainHeading | None]) -> str | None:
+    """The document's title: a level-1 heading, not a numbered one, at its start (see
+    :func:`chunking.parsers.plain_headings.is_title_position`), unless the document has so
+    many level-1 headings that it is a collection of articles."""
+    if sum(1 for heading in levels if heading is not None and heading.level == 1) >= COLLECTION_LEVEL_ONES:
+        return None
+    chars = 0
+    for index, (unit, heading) in enumerate(zip(units, levels, strict=True)):
+        if heading is not None:
+            first = heading.level == 1 and not heading.numbered and is_title_position(index, chars)
+            return heading.text if first else None
+        chars += len(unit.text)
+    return None
+
+
+def _sections(units: list[Unit], levels: list[PlainHeading | None]) -> tuple[Section, ...]:
     """Group units into sections under the plain-text headings among them."""
-    levels = plain_heading_levels([unit.text for unit in units])
     if not any(levels):
         return (Section(units=tuple(units)),)
     sections: list[Section] = []
@@ -77,7 +97,7 @@ def _sections(units: list[Unit]) -> tuple[Section, ...]:
             continue
         if current:
             sections.append(Section(heading_path=tuple(t for _, t in stack), units=tuple(current)))
-        level, text = heading
+        level, text, _ = heading
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, text))
@@ -119,7 +139,8 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         else:
             units.append(Unit(text=paragraph, start=start, end=end))
 
-    sections = _sections(units)
+    levels = plain_heading_levels([unit.text for unit in units])
+    sections = _sections(units, levels)
     metadata: dict[str, object] = {
         "encoding": encoding,
         "encoding_confidence": confidence,
@@ -135,6 +156,6 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         source_uri=source_uri,
         text=text,
         sections=sections,
-        title=title_from_uri(source_uri),
+        title=_title(units, levels) or title_from_uri(source_uri),
         metadata=metadata,
     )

@@ -110,7 +110,21 @@ def test_text_underlined_and_wikitext_headings() -> None:
         (("Lighthouse Manual", "Keepers"), "= = Keepers = ="),
     ]
     assert document.sections[-1].units[-1].text == "End."
+    assert document.title == "Lighthouse Manual"
     assert_exact_offsets(document)
+
+
+def test_text_title_is_a_level_one_heading_at_the_start_only() -> None:
+    numbered = "1.  Introduction\n\nText.\n\n2.  Model\n\nText.\n\n3.  Security\n\nText.\n"
+    late = (
+        "A first paragraph.\n\n" + "Another paragraph of the preface. " * 20 + "\n\nManual\n======\n\nText.\n"
+    )
+    articles = "".join(f"= Article {n} =\n\nText {n}.\n\n" for n in range(3))
+    for raw in (numbered, late, articles):
+        document = parse_bytes(raw.encode(), kind="text", source_uri="mem://notes.txt")
+        assert document.title == "notes", raw[:40]
+    document = parse_bytes(b"= Lighthouse =\n\nText.\n", kind="text", source_uri="mem://notes.txt")
+    assert document.title == "Lighthouse"
 
 
 @settings(max_examples=60, deadline=None)
