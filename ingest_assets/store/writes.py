@@ -225,14 +225,16 @@ def supersede(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[st
     if len(set(keys)) != len(keys):
         raise ValueError(f"{table}: rows with the same key in one write")
     _batch = pa.Table.from_pylist(list(rows), schema=schema)  # read by name below
-    names = ", ".join(f'"{name}"' for name in schema.names)
+    columns = ", ".join(f'"{name}"' for name in schema.names)
     # Ids travel as text (see rows._UUID): cast them so keys compare with the stored UUIDs.
-    typed = ", ".join(f'"{n}"::UUID AS "{n}"' if n in _UUID_COLUMNS else f'"{n}"' for n in schema.names)
+    typed_columns = ", ".join(
+        f'"{n}"::UUID AS "{n}"' if n in _UUID_COLUMNS else f'"{n}"' for n in schema.names
+    )
     key_list = ", ".join(key_columns)
-    on = " AND ".join(f"p.{c} = b.{c}" for c in key_columns)
+    key_match = " AND ".join(f"p.{c} = b.{c}" for c in key_columns)
     con.execute(
-        f"WITH b AS (SELECT {typed} FROM _batch) "
-        f"INSERT INTO {table} ({names}, seq) SELECT b.*, coalesce(p.seq, 0) + 1 FROM b "
+        f"WITH b AS (SELECT {typed_columns} FROM _batch) "
+        f"INSERT INTO {table} ({columns}, seq) SELECT b.*, coalesce(p.seq, 0) + 1 FROM b "
         f"LEFT JOIN (SELECT {key_list}, max(t.seq) AS seq FROM {table} t "
-        f"  SEMI JOIN b USING ({key_list}) GROUP BY {key_list}) p ON {on}"
+        f"  SEMI JOIN b USING ({key_list}) GROUP BY {key_list}) p ON {key_match}"
     )

@@ -118,7 +118,8 @@ def test_older_schema_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     IngestStore(db).check()
     current = store_module.SCHEMA_VERSION
     monkeypatch.setattr(store_module, "SCHEMA_VERSION", current + 1)
-    monkeypatch.setattr(store_module, "MIGRATIONS", {current: "ALTER TABLE sources ADD COLUMN note VARCHAR"})
+    migration = "ALTER TABLE source_rows ADD COLUMN note VARCHAR"
+    monkeypatch.setattr(store_module, "MIGRATIONS", {current: migration})
     IngestStore(db).check()
     store = IngestStore(db)
     assert store.query("SELECT max(version) FROM schema_version") == [(current + 1,)]
@@ -158,7 +159,7 @@ def test_failed_migration_is_rolled_back_with_a_clear_error(
     monkeypatch.setattr(
         store_module,
         "MIGRATIONS",
-        {current: "ALTER TABLE sources ADD COLUMN note VARCHAR; UPDATE no_such_table SET x = 1"},
+        {current: "ALTER TABLE source_rows ADD COLUMN note VARCHAR; UPDATE no_such_table SET x = 1"},
     )
     with pytest.raises(StoreError, match="rolled back and the file is unchanged"):
         IngestStore(db).check()
