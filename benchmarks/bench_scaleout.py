@@ -131,10 +131,7 @@ def _one_size(root: Path, pg: dict[str, str], corpus: Path, copies: int, process
     groups_used: dict[str, list[list[str]]] = {}
     for count in (int(p) for p in processes.split(",")):
         lake = _new_lake(pg, root, f"lake{copies}x{count}")
-        # Contiguous blocks of shards: each process makes one run of each job over its block.
-        groups = [
-            list(SHARDS[i * len(SHARDS) // count : (i + 1) * len(SHARDS) // count]) for i in range(count)
-        ]
+        groups = groups_used[str(count)] = _groups(inbox, count)
         commands = [
             ([sys.executable, "-m", "ingest_assets.defs.shards", *group],
              _env(root, f"lake{count}-{i}", {**common, **lake}))
