@@ -134,7 +134,10 @@ def write_lock(location: str, timeout: float, shards: frozenset[str] | None = No
                 "(a long step of another run); wait for it, or raise lock_timeout"
             ) from error
         except psycopg2.Error as error:
+            # The session may hold some of the locks: closing it releases them.
             _sessions.pop((os.getpid(), conninfo), None)
+            if con is not None:
+                con.close()
             raise StoreError(
                 f"{location}: cannot take the store's write lock ({str(error).strip()}); check that "
                 "its Postgres server runs and the conninfo in INGEST_STORE"
