@@ -66,13 +66,17 @@ def _kill_one(tmp: Path, inbox: Path, db: str | Path, plans: Path, delay: float,
         return proc.returncode == -signal.SIGKILL
 
 
+_KILL_ATTEMPTS = 6
+
+
 def _kill_trials(tmp: Path, delays: list[float], seed: int, db: str | Path | None = None) -> None:
     """Kill ``ingest run`` after each delay on one store (``db``, else a DuckDB file in ``tmp``),
     check it, then complete it with one run.
 
     Each trial must kill a running process: a run that finished before its kill point is
     undone (the DuckDB file put back as it was before the trial) and the trial tried again with
-    half the delay, at most three times; on a lake (no copy to put back) it fails the test."""
+    half the delay, at most :data:`_KILL_ATTEMPTS` times; on a lake (no copy to put back) it
+    fails the test."""
     inbox = copy_sample(tmp / "inbox")
     plans = write_plans(tmp / "plans.yaml")
     db = tmp / "i.duckdb" if db is None else db
@@ -84,7 +88,9 @@ def _kill_trials(tmp: Path, delays: list[float], seed: int, db: str | Path | Non
         for path in _store_files(db):
             if path.exists():
                 shutil.copy2(path, saved / path.name)
-        for attempt in range(3):
+        # A later trial finds less left to do, so its run may end before its kill point; halving
+        # the delay reaches the run's start-up (imports, Dagster) within a few attempts.
+        for attempt in range(_KILL_ATTEMPTS):
             if _kill_one(tmp, inbox, db, plans, delay, home=f"home-killed-{trial}-{attempt}"):
                 kills += 1
                 break
