@@ -31,10 +31,11 @@ def _alive(pid: int) -> bool:
 def test_code_location_loads_with_assets_jobs_and_automation(dagster_dev: DagsterDev) -> None:
     repo = dagster_dev.repository()
     assert {"/".join(n["assetKey"]["path"]) for n in repo["assetNodes"]} == ASSETS
-    assert {"documents_job", "chunks_job"} <= {j["name"] for j in repo["jobs"]}
-    # The one switch, off; plans_sensor (lists plan keys, launches nothing) on.
+    assert {"documents_job", "chunks_job", "verify_job"} <= {j["name"] for j in repo["jobs"]}
+    # The one switch, off; plans_sensor (lists plan keys, launches nothing) on; the nightly full
+    # verification off until turned on.
     assert dagster_dev.sensors() == {"ingest_sensor": "STOPPED", "plans_sensor": "RUNNING"}
-    assert dagster_dev.schedules() == {}
+    assert dagster_dev.schedules() == {"verify_schedule": "STOPPED"}
     # A fresh instance: no run yet, and plans_sensor lists the plans file's key within a tick.
     deadline = time.monotonic() + 90
     while not dagster_dev.plan_keys() and time.monotonic() < deadline:
