@@ -24,6 +24,7 @@ from ingest_assets.embeddings.texts import (
     TEXT_MODES,
     EmbeddingConfig,
     EmbeddingPlan,
+    embedded_row_text,
     embedded_text,
     text_hash,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "EmbeddingPlan",
     "ModelError",
     "ModelInfo",
+    "embedded_row_text",
     "embedded_text",
     "load_model",
     "model_info",
