@@ -142,6 +142,9 @@ def embed_children(
 
     size = sum(item.document.text_length for item, _ in todo)
     texts = 0
+    # A building key serves nobody yet: its documents are promoted together at the step's end,
+    # which spares a promotion per batch; a live key's are served batch by batch.
+    live = store.is_live(plan.key)
     with StepProgress(f"embeddings {plan.key}", size, "char") as progress:
         for (batch, fresh, reused, new), outcomes in run_batches(embed_texts, work(), size):
             vectors = []
@@ -162,8 +165,8 @@ def embed_children(
                 [key for _, key in batch],
                 embedding.key,
             )
-            # The batch's documents are served now if the plan has the rest of them.
-            store.publish(plan.key, plan.kinds, embedding.key, [item.document_id for item, _ in batch])
+            if live:  # the batch's documents are served now if the plan has the rest of them
+                store.publish(plan.key, plan.kinds, embedding.key, [item.document_id for item, _ in batch])
             result = results[batch[0][0].document.shard]  # a batch is of one shard
             result.sets_embedded += len(batch)
             result.texts_embedded += len(new)
