@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import start_clock
-from benchmarks.e2e_peers import BATCH, MODEL, ModelCounter, _diff, token_sizes
+from benchmarks.e2e_peers import BATCH, MODEL, TOKENIZER, ModelCounter, _diff, load_texts, token_sizes
 
 # No usage report from a benchmark (the machine has no network for it anyway).
 os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
@@ -112,6 +112,15 @@ def _app_parts(model: ModelCounter) -> tuple[Any, Any, Any]:
 _PARTS: tuple[Any, Any, Any] | None = None
 
 
+def _bytes_per_token(inbox: Path) -> float:
+    """UTF-8 bytes per cl100k token over the parsed corpus (CocoIndex's splitter counts bytes)."""
+    from chunking import load_tokenizer
+
+    texts = [text for _, text in load_texts(inbox)]
+    tokens = sum(load_tokenizer(TOKENIZER).count(text) for text in texts)
+    return sum(len(text.encode()) for text in texts) / max(tokens, 1)
+
+
 class CocoIndexApp:
     name = "CocoIndex 1.0 (Rust engine, LMDB state, SQLite target)"
 
@@ -122,6 +131,7 @@ class CocoIndexApp:
         if _PARTS is None:
             _PARTS = _app_parts(model)
         self.ws, self.model, self.runs = ws, model, 0
+        self.bytes_per_token = _bytes_per_token(ws.inbox)
         self.state = ws.root / "cocoindex-state"
         self.target = ws.root / "cocoindex-target.sqlite"
 
@@ -139,7 +149,7 @@ class CocoIndexApp:
 
         assert _PARTS is not None
         app_main, db_key, sqlite = _PARTS
-        chunk_bytes = round(self.ws.child * self.ws.bytes_per_token)
+        chunk_bytes = round(self.ws.child * self.bytes_per_token)
         before = set(self._rows())
         self.model.reset()
         started = start_clock()
