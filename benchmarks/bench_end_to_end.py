@@ -56,7 +56,7 @@ from benchmarks.common import (
     table,
     write_json,
 )
-from benchmarks.e2e_peers import MODEL, TOKENIZER, ModelCounter
+from benchmarks.e2e_peers import MODEL, TOKENIZER, ModelCounter, changes
 
 STEPS = incremental.STEPS
 CHILD, NEW_CHILD = incremental.CHILD, incremental.NEW_CHILD
@@ -82,6 +82,16 @@ class Workspace(incremental.Workspace):
         self.child = child
 
 
+def _current_texts(db: Path) -> dict[str, str]:
+    """Id -> text of the current chunks (parents and children) in one of our stores."""
+    import duckdb
+
+    if not db.exists():
+        return {}
+    with duckdb.connect(str(db), read_only=True) as con:
+        return dict(con.execute("SELECT id::VARCHAR, text FROM current_chunks").fetchall())
+
+
 def _children(db: Path) -> dict[str, Any]:
     import duckdb
 
@@ -99,9 +109,11 @@ class Cli(incremental.EndToEnd):
         super().__init__(ws)
 
     def step(self) -> dict[str, Any]:
+        before = _current_texts(self.db)
         out = super().step()
         embedded = (out.get("embeddings") or {}).get("texts_embedded")
-        return {**out, "texts_embedded": embedded, "after": _children(self.db)}
+        after = {"after": _children(self.db)}
+        return {**out, "texts_embedded": embedded, **after, **changes(before, _current_texts(self.db))}
 
 
 class Engine(incremental.Engine):
@@ -117,7 +129,7 @@ class Engine(incremental.Engine):
 
         plans = load_plans(self.ws.plans)
         incremental.warm_tokenizers(plans)
-        before = incremental._current_ids(self.db)
+        before = _current_texts(self.db)
         started = start_clock()
         report = IngestEngine(IngestStore(self.db), self.ws.inbox, plans).run_pending()
         wall = time.perf_counter() - started
@@ -128,7 +140,7 @@ class Engine(incremental.Engine):
             "model_seconds": round(sum(r.embedding_seconds for r in results), 3),
             "chunker_calls": report.chunker_calls,
             "after": _children(self.db),
-            **incremental.diff(before, incremental._current_ids(self.db)),
+            **changes(before, _current_texts(self.db)),
         }
 
 
@@ -240,7 +252,7 @@ def render(report: dict[str, Any]) -> str:
             if entry is None:
                 continue
             if "error" in entry:
-                rows.append([data["name"], step, entry["error"][:100]] + [""] * 6)
+                rows.append([data["name"], step, entry["error"][:100]] + [""] * 7)
                 continue
             after = entry.get("after") or entry.get("made") or {}
             sizes = f"{after['chunks']} / {after['mean_tokens']}" if after.get("chunks") else "-"
@@ -253,10 +265,9 @@ def render(report: dict[str, Any]) -> str:
                     entry["written"],
                     entry["deleted"],
                     entry["kept"],
+                    "-" if entry.get("new_texts") is None else entry["new_texts"],
                     sizes,
-                    {True: "yes", False: "**no**", None: "-"}[data.get("re_split")]
-                    if step == STEPS[-1]
-                    else "",
+                    RESPLIT[data.get("re_split")] if step == STEPS[-1] else "",
                 ]
             )
     detail = table(
@@ -268,6 +279,7 @@ def render(report: dict[str, Any]) -> str:
             "written",
             "deleted",
             "kept",
+            "new texts",
             "chunks / mean tokens",
             "re-split",
         ],

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import start_clock
-from benchmarks.e2e_peers import BATCH, MODEL, TOKENIZER, ModelCounter, _diff, load_texts, token_sizes
+from benchmarks.e2e_peers import BATCH, MODEL, TOKENIZER, ModelCounter, changes, load_texts, token_sizes
 
 # No usage report from a benchmark (the machine has no network for it anyway).
 os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
@@ -150,7 +150,7 @@ class CocoIndexApp:
         assert _PARTS is not None
         app_main, db_key, sqlite = _PARTS
         chunk_bytes = round(self.ws.child * self.bytes_per_token)
-        before = set(self._rows())
+        before = self._rows()
         self.model.reset()
         started = start_clock()
         provider = coco.ContextProvider()
@@ -175,5 +175,5 @@ class CocoIndexApp:
             **self.model.counts(),
             "chunk_bytes": chunk_bytes,
             "after": token_sizes(list(rows.values())),
-            **_diff(before, set(rows)),
+            **changes(before, rows),
         }

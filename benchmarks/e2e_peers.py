@@ -150,7 +150,7 @@ class LangChainIndex:
 
         from chunking import load_tokenizer
 
-        before = set(self._rows())
+        before = self._rows()
         self.model.reset()
         started = start_clock()
         records = SQLRecordManager("bench", db_url=self.records_url)
@@ -183,7 +183,7 @@ class LangChainIndex:
             **self.model.counts(),
             "index_result": dict(result),
             "after": token_sizes(list(rows.values())),
-            **_diff(before, set(rows)),
+            **changes(before, rows),
         }
 
 
@@ -215,13 +215,13 @@ class LlamaIndexPipeline:
         self.folder = ws.root / "llamaindex-storage"
         self.vectors_file = self.folder / "vector_store.json"
 
-    def _ids(self) -> set[str]:
+    def _ids(self) -> dict[str, None]:
         """Node ids in the vector store (it keeps no text; the docstore keeps the documents)."""
         from llama_index.core.vector_stores import SimpleVectorStore
 
         if not self.vectors_file.exists():
-            return set()
-        return set(SimpleVectorStore.from_persist_path(str(self.vectors_file)).data.embedding_dict)
+            return {}
+        return dict.fromkeys(SimpleVectorStore.from_persist_path(str(self.vectors_file)).data.embedding_dict)
 
     def step(self) -> dict[str, Any]:
         from llama_index.core import Document as LIDocument
@@ -263,9 +263,21 @@ class LlamaIndexPipeline:
             "nodes_processed": len(nodes),
             # Its vector store keeps no text: the sizes are those of the nodes this step made.
             "made": token_sizes([node.get_content() for node in nodes]),
-            **_diff(before, self._ids()),
+            **changes(before, self._ids()),
         }
 
 
-def _diff(before: set[str], after: set[str]) -> dict[str, int]:
-    return {"written": len(after - before), "deleted": len(before - after), "kept": len(after & before)}
+def changes(before: dict[Any, str | None], after: dict[Any, str | None]) -> dict[str, int | None]:
+    """Chunk ids written, deleted and kept between two states of a store (id -> text), and
+    ``new_texts``: texts after that no chunk had before (None where a store keeps no text): an
+    edit that re-ids chunks whose text did not change writes more than it has new texts."""
+    ids_before, ids_after = set(before), set(after)
+    texts = None
+    if any(text is not None for text in after.values()):
+        texts = len(set(after.values()) - set(before.values()))
+    return {
+        "written": len(ids_after - ids_before),
+        "deleted": len(ids_before - ids_after),
+        "kept": len(ids_after & ids_before),
+        "new_texts": texts,
+    }
