@@ -240,8 +240,15 @@ def ratios(sequences: list[dict[str, dict[str, Any]]], ours: str, peer: str) -> 
             if "seconds" in a and b.get("seconds"):
                 values.append(a["seconds"] / b["seconds"])
         if values:
-            out[step] = {"median": round(median(values), 2), "runs": [round(v, 3) for v in values]}
+            out[step] = {"median": round(median(values), 4), "runs": [round(v, 4) for v in values]}
     return out
+
+
+def _ratio(entry: dict[str, Any] | None) -> str:
+    if not entry:
+        return "-"
+    value = entry["median"]
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.3f}"
 
 
 def render(report: dict[str, Any]) -> str:
@@ -291,7 +298,7 @@ def render(report: dict[str, Any]) -> str:
         cells = []
         for step in STEPS:
             cli, engine = values["cli"].get(step), values["engine"].get(step)
-            cells.append(f"{cli['median'] if cli else '-'} ({engine['median'] if engine else '-'})")
+            cells.append(f"{_ratio(cli)} ({_ratio(engine)})")
         ratio_rows.append([name, *cells])
     ratio_table = table(["ours / peer: `ingest run` (engine)", *STEPS], ratio_rows)
     return f"{detail}\n\n{ratio_table}"
