@@ -199,6 +199,7 @@ class EndToEnd:
             "in_process_seconds": summary.get("wall_seconds"),
             "chunker_calls": summary.get("chunker_calls"),
             "chunk_sets": summary.get("chunk_sets"),
+            "embeddings": summary.get("embeddings"),
             "chunk_rows_written": _stored_rows(self.db) - rows,
             **diff(before, _current_ids(self.db)),
         }

@@ -56,6 +56,9 @@ def machine() -> dict[str, Any]:
         "langchain-text-splitters",
         "langchain-core",
         "llama-index-core",
+        "langchain-community",
+        "cocoindex",
+        "wordllama",
         "duckdb",
         "dagster",
     ):
