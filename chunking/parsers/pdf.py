@@ -37,7 +37,7 @@ from chunking.parsers.pdf_layout import (
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
 LIBRARY = f"pypdfium2 {version('pypdfium2')}"
 _LOCK = threading.Lock()
 

@@ -11,9 +11,9 @@ rules can be tested without a PDF:
 - **Footnotes**: the trailing lines of a page set smaller than the body text, the first opening
   with a marker (``1The Linux Standard Base ...``), one unit per note.
 - **Paragraphs**: a paragraph ends at a blank line, or after a line under 75% of the page's usual
-  width that ends a sentence or is followed by a capital. A paragraph cut by a page break (no
-  sentence end, the next page going on in lower case) is joined with its continuation and keeps
-  both pages.
+  width that ends a sentence (``.``, ``。``, ``！`` ...) or is followed by a capital. A paragraph
+  cut by a page break (no sentence end, the next page going on in lower case, or a CJK letter on
+  either side of the break) is joined with its continuation and keeps both pages.
 - **Contents and index pages**: units of a page whose lines are a third or more dot leaders
   (``1.2 Export . . . . 4``) or half or more index entries (``apt, 37``) get the kind ``toc``.
 - **Sections** come from the outline (bookmarks): a unit belongs to the last entry at or above
@@ -39,7 +39,10 @@ __all__ = [
     "section_paths",
 ]
 
-_SENTENCE_END = re.compile(r"[.!?:;)\]\"'”’]$")
+_SENTENCE_END = re.compile(r"[.!?:;)\]\"'”’。！？；：」』）]$")
+# A CJK letter or clause mark ending a page's last paragraph, and a CJK letter (or clause mark)
+# opening the next page's first: a sentence cut by the page break (CJK has no lower case to say so).
+_CJK_GOES_ON = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff、，]")
 _SHORT = 0.75
 _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"(?<![A-Za-z])[ivxlcdmIVXLCDM]+(?![A-Za-z])")
@@ -58,6 +61,17 @@ _INDEX_ENTRY = re.compile(
 )
 # A numbered heading with its page ("11 Implementation 12"): a contents line next to others.
 _NUMBERED_ENTRY = re.compile(r"^(?:\d+(?:\.\d+)*|[A-Z])\.?\s*\S.{0,120}\s\d{1,4}$")
+# The parts of a numbered contents entry without leaders: its title and its page number.
+_ENTRY_PARTS = re.compile(r"^(?:\d+(?:\.\d+)*|[A-Z])\.?\s*(\S.{0,120}?)\s+(\d{1,4})$")
+# The title of a contents page, and how many entries without leaders make a contents list below
+# one (fewer than without one: a numbered list whose items end in figures must be longer).
+_CONTENTS_TITLE = re.compile(
+    r"^(?:(?:table\s+of\s+)?contents|inhalt(?:sverzeichnis)?|table\s+des\s+mati[eè]res|sommaire"
+    r"|[ií]ndice|содержание|оглавление|目录|目錄|目次)$",
+    re.IGNORECASE,
+)
+_TITLED_RUN = 3
+_UNTITLED_RUN = 5
 # How many pages a masked edge line must be on to be a running header or footer.
 _RUNNING_MIN_PAGES = 3
 _SMALL_FONT = 0.9
@@ -155,15 +169,51 @@ def running_lines(pages: Sequence[Sequence[Line]], body: float | None) -> list[s
 
 
 def contents_lines(lines: Sequence[str]) -> list[bool]:
-    """Which lines are contents or index lines: a dot leader or index entry, or a numbered
-    heading with a page number next to one of those."""
+    """Which lines are contents or index lines: a dot leader or index entry, a numbered
+    heading with a page number next to one of those, or a run of numbered headings with page
+    numbers that never go back (:func:`_numbered_runs`), and the title above such a run."""
     strong = [bool(_DOT_LEADER.search(t) or _INDEX_ENTRY.match(t.strip())) for t in lines]
     weak = [bool(_NUMBERED_ENTRY.match(t.strip())) for t in lines]
     flags = list(strong)
     for i in range(len(lines)):
         if weak[i] and not flags[i]:
             flags[i] = (i > 0 and flags[i - 1]) or (i + 1 < len(lines) and strong[i + 1])
+    for first, last in _numbered_runs(lines, weak):
+        above = first - 1
+        while above >= 0 and not lines[above].strip():  # the title's line, blank lines between
+            above -= 1
+        titled = above >= 0 and bool(_CONTENTS_TITLE.match(lines[above].strip()))
+        if last - first >= (_TITLED_RUN if titled else _UNTITLED_RUN) - 1:
+            flags[first : last + 1] = [True] * (last + 1 - first)
+            if titled:
+                flags[above] = True
     return flags
+
+
+def _numbered_runs(lines: Sequence[str], weak: Sequence[bool]) -> list[tuple[int, int]]:
+    """Runs (first and last index) of consecutive contents entries without leaders: a numbered
+    heading whose title is mostly letters, then a page number, the page numbers never going
+    back (``1 Introduction 1``, ``1.1 A note on terminology 3``, ``2 The layout of tables 3``).
+    A table's numbered rows (``1.1 P 23646 1 45190 1``) have titles of figures, not words."""
+    runs: list[tuple[int, int]] = []
+    start = previous = -1
+    for i, text in enumerate(lines):
+        match = _ENTRY_PARTS.match(text.strip()) if weak[i] else None
+        page = -1
+        if match:
+            title = match.group(1)
+            letters = sum(ch.isalpha() for ch in title)
+            if letters * 2 >= len(title.replace(" ", "")) and re.search(r"[^\W\d_]{2}", title):
+                page = int(match.group(2))
+        if page >= 0 and start >= 0 and page >= previous:
+            previous = page
+            continue
+        if start >= 0:
+            runs.append((start, i - 1))
+        start, previous = (i, page) if page >= 0 else (-1, -1)
+    if start >= 0:
+        runs.append((start, len(lines) - 1))
+    return runs
 
 
 def _paragraphs(lines: Sequence[Line]) -> list[tuple[str, float | None]]:
@@ -288,7 +338,9 @@ def join_across_pages(pages: list[PageParts]) -> int:
     """Join a paragraph cut by a page break with its continuation; return how many were joined.
 
     The last body paragraph of a page joins the first of the next page when it ends without a
-    sentence end and the next goes on in lower case (or it ends in a hyphen or comma).
+    sentence end and the next goes on in lower case (or it ends in a hyphen or comma), or, in
+    Chinese and Japanese, which have no case, when a CJK letter or clause mark is on both sides
+    of the break.
     """
     joined = 0
     for index in range(len(pages) - 1):
@@ -299,7 +351,12 @@ def join_across_pages(pages: list[PageParts]) -> int:
         if last.kind != "text" or first.kind != "text" or first.page != (last.last_page or last.page) + 1:
             continue
         tail = last.text.rstrip()
-        goes_on = first.text.lstrip()[:1].islower() or tail.endswith(("-", ","))
+        opening = first.text.lstrip()[:1]
+        goes_on = (
+            opening.islower()
+            or tail.endswith(("-", ","))
+            or bool(_CJK_GOES_ON.match(tail[-1:]) and _CJK_GOES_ON.match(opening))
+        )
         if _SENTENCE_END.search(tail) or not goes_on:
             continue
         last.text = f"{tail}\n{first.text.lstrip()}"

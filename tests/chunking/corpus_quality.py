@@ -21,6 +21,11 @@ What each count means:
 * ``odd_fence_contextual``: chunks whose ``contextual_text`` holds an odd number of fence lines.
 * ``cjk_mid_word_cuts``: chunk ends (any level) inside a unit between two CJK letters (whitespace
   between them aside), in documents that hold CJK stops (``。！？；：、``) a cut could have used.
+* ``cjk_children_cut_near_stop`` / ``cjk_children_cut_at_stop``: children that end inside a
+  unit and inside a line (the text goes on after them on the same line: a cut inside a sentence
+  unless a stop is right before it), with CJK in their last 40 characters and a ``。！？`` in
+  their last third (so a cut after a stop was near), in documents that hold those stops; and
+  those of them that end right after ``。！？`` (closing quotes and brackets aside).
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ _SENTENCE_END = set(".!?:;。！？；：…\"'”’)]»」』")
 _LIST_MARKER = re.compile(r"^(?:[-*+•·]\s|\d{1,3}[.)]\s|[A-Za-z][.)]\s|\(\w{1,3}\)\s|#)")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _CJK_STOP = re.compile(r"[。！？；：、]")
+_CJK_FULL_STOP = re.compile(r"[。！？]")
+_CLOSERS = "」』）)”’\"'"
 
 
 @dataclass
@@ -150,6 +157,12 @@ def measure(chunked: Iterator[Chunked]) -> dict[str, int]:
             _measure_chat(item, tally)
         if _CJK_STOP.search(document.text):
             tally["cjk_mid_word_cuts"] += sum(_cjk_cut(document, item, c) for c in everything)
+        if _CJK_FULL_STOP.search(document.text):
+            for child in item.children:
+                cut = _cjk_sentence_cut(document, item, child)
+                if cut is not None:
+                    tally["cjk_children_cut_near_stop"] += 1
+                    tally["cjk_children_cut_at_stop"] += cut
     return dict(sorted(tally.items()))
 
 
@@ -204,6 +217,28 @@ def _cjk_cut(document: Document, item: Chunked, chunk: Chunk) -> bool:
             return False
     after = text[end:].lstrip()
     return bool(end > 0 and after and _CJK.match(text[end - 1]) and _CJK.match(after[0]))
+
+
+def _cjk_sentence_cut(document: Document, item: Chunked, chunk: Chunk) -> bool | None:
+    """For a CJK child cut inside a line of a unit with a ``。！？`` in its last third: whether it
+    ends right after one. None for any other child (see the module docstring)."""
+    text = chunk.text.rstrip()
+    if len(text) < 3 or not _CJK.search(text[-40:]) or not _CJK_FULL_STOP.search(text[-(len(text) // 3) :]):
+        return None
+    if isinstance(chunk.provenance, PageProvenance):
+        parent = next((p for p in item.parents if p.id == chunk.parent_id), None)
+        at = -1 if parent is None else parent.text.find(chunk.text)
+        if at < 0:
+            return None
+        source, end = parent.text, at + len(chunk.text)
+    else:
+        source, end = document.text, chunk.provenance.end
+        if not any(u.start is not None and u.start < end < u.end for s in document.sections for u in s.units):
+            return None
+    following = source[end : end + 200]
+    if not following.strip() or "\n" in following[: len(following) - len(following.lstrip())]:
+        return None  # the cut is at a line end (a list item, a table row, a paragraph)
+    return text.rstrip(_CLOSERS)[-1:] in "。！？"
 
 
 def main() -> int:

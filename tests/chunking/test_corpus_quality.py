@@ -56,3 +56,11 @@ def test_corpus_contextual_texts_have_balanced_fences(counts: dict[str, int]) ->
 @pytest.mark.slow
 def test_corpus_cjk_text_is_not_cut_mid_word(counts: dict[str, int]) -> None:
     assert counts["cjk_mid_word_cuts"] == 0, counts
+
+
+@pytest.mark.slow
+def test_corpus_cjk_children_cut_inside_a_line_end_after_a_stop(counts: dict[str, int]) -> None:
+    # Where a child of Chinese or Japanese text is cut inside a line with a 。！？ near its end,
+    # the cut is right after a stop (issue 30: 90%).
+    assert counts["cjk_children_cut_near_stop"] > 0
+    assert counts["cjk_children_cut_at_stop"] >= 0.9 * counts["cjk_children_cut_near_stop"], counts

@@ -9,8 +9,9 @@ source on its own (pypdfium2 page text, the HTML tree) rather than trusting the 
 - ``pdf_running_share``: share of PDF children holding a running header or footer line of a
   page they claim: a top or bottom line found, once digits and roman numerals are masked, at the
   same height on 3 or more pages, in a font no larger than the body text (page numbers included).
-- ``pdf_toc_unmarked``: PDF children full of dot leaders or index entries whose content kind is
-  not ``toc``; ``pdf_toc_children`` counts them all.
+- ``pdf_toc_unmarked``: PDF children full of dot leaders or index entries (or, under a
+  "Contents" title, numbered entries with bare page numbers) whose content kind is not ``toc``;
+  ``pdf_toc_children`` counts them all.
 - ``pdf_overclaimed``: PDF children whose provenance lists a page that holds none of their lines.
 - ``html_footnotes_missing``: Sphinx footnotes (``aside.footnote``) whose text is in no chunk.
 - ``html_chrome_chunks``: HTML chunks that are only chrome (Sphinx footer, DocBook navheader,
@@ -49,6 +50,7 @@ _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"(?<![A-Za-z])[ivxlcdm]+(?![A-Za-z])")
 _DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*[\divxlcdm]+\s*$")
 _INDEX_ENTRY = re.compile(r"^[^\d.]{2,60}(?:,\s*\d{1,4}(?:[–-]\d{1,4})?)+\s*$")
+_BARE_ENTRY = re.compile(r"^\d+(?:\.\d+)*\s+[A-Za-z].{0,100}\s\d{1,4}$")
 _ADMONITION = re.compile(r"^[\s|]*(?:Note|Tip|Warning|Caution|Important)\s*(?:\||\n|$)")
 _CHROME = "div.footer, div.navheader, div.navfooter, div.toc"
 
@@ -158,6 +160,10 @@ def _running_lines(pages: list[list[tuple[str, float, float]]]) -> list[set[str]
 def _is_toc(text: str) -> bool:
     lines = [line for line in text.split("\n") if line.strip()]
     hits = sum(1 for line in lines if _DOT_LEADER.search(line) or _INDEX_ENTRY.match(line))
+    titles = [i for i, line in enumerate(lines) if line.strip().lower() in ("contents", "table of contents")]
+    if titles:
+        # A contents page without leaders: "1 Introduction 1" under its title.
+        hits += sum(1 for line in lines[titles[0] + 1 :] if _BARE_ENTRY.match(line.strip()))
     return hits >= 3 and hits >= len(lines) // 3
 
 

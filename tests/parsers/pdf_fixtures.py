@@ -54,8 +54,9 @@ def _heading(pdf: FPDF, title: str, level: int) -> None:
     pdf.ln(2)
 
 
-def manual(*, outline: bool = True) -> bytes:
-    """Return the manual's bytes (without bookmarks when ``outline`` is False)."""
+def manual(*, outline: bool = True, leaders: bool = True) -> bytes:
+    """Return the manual's bytes (without bookmarks when ``outline`` is False; with a titled
+    contents page of bare page numbers, no dot leaders, when ``leaders`` is False)."""
     pdf = _Manual(format="A5")
     pdf.set_creation_date(datetime(2024, 1, 1, tzinfo=UTC))
     pdf.set_title("Orchard Manual")
@@ -66,8 +67,10 @@ def manual(*, outline: bool = True) -> bytes:
     _body(pdf, "A short guide for the volunteers of the community orchard.")
     pdf.add_page()
     pdf.set_font("Helvetica", size=11)
+    if not leaders:
+        pdf.cell(0, 6, "Contents", new_x="LMARGIN", new_y="NEXT")
     for entry, page in (("1 Pruning", 3), ("1.1 Winter pruning", 3), ("2 Harvest", 4), ("2.1 Storing", 5)):
-        dots = " ." * (40 - len(entry) // 2)
+        dots = " ." * (40 - len(entry) // 2) if leaders else ""
         pdf.cell(0, 6, f"{entry}{dots} {page}", new_x="LMARGIN", new_y="NEXT")
     pdf.add_page()
     heading(pdf, "1 Pruning", 0)

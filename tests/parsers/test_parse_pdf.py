@@ -9,7 +9,14 @@ from chunking.chunkers.leveling import ParentChildChunker
 from chunking.chunkers.section import SectionChunker
 from chunking.document import Document, Unit
 from chunking.parsers import parse_bytes, parse_file
-from chunking.parsers.pdf_layout import Line, body_size, contents_lines, running_lines
+from chunking.parsers.pdf_layout import (
+    Line,
+    body_size,
+    contents_lines,
+    join_across_pages,
+    page_blocks,
+    running_lines,
+)
 from tests.parsers.pdf_fixtures import FOOTNOTE, HEADER, manual
 
 
@@ -106,6 +113,47 @@ def test_pdf_contents_page_is_marked_and_kept_out_of_text_chunks() -> None:
         assert (chunk.content_kind == "toc") == (". . ." in chunk.text)
 
 
+def test_pdf_contents_page_without_leaders_or_outline_is_marked() -> None:
+    # "Contents" above numbered headings with bare page numbers (no dot leaders), in a PDF
+    # without bookmarks: the page is a contents page all the same.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fpdf2's note on the A5 size
+        data = manual(outline=False, leaders=False)
+    document = parse_bytes(data, kind="pdf", source_uri="mem://manual-bare-contents.pdf")
+    toc = [u for _, u in _units(document) if u.content_kind == "toc"]
+    assert len(toc) == 1 and toc[0].page == 2
+    assert toc[0].text.split("\n") == [
+        "Contents",
+        "1 Pruning 3",
+        "1.1 Winter pruning 3",
+        "2 Harvest 4",
+        "2.1 Storing 5",
+    ]
+    for chunk in _leveler().chunk(document):
+        assert (chunk.content_kind == "toc") == ("Winter pruning 3" in chunk.text)
+
+
+def test_contents_lines_without_leaders_need_a_run_with_pages_in_order() -> None:
+    entries = ["1 Introduction 1", "1.1 A note on terminology 3", "2 The layout of formal tables 3"]
+    assert contents_lines(["Contents", *entries]) == [True] * 4
+    assert contents_lines(["Contents", "", *entries]) == [True, False, True, True, True]
+    # Untitled, three entries are not enough; five are.
+    assert contents_lines(entries) == [False] * 3
+    more = [*entries, "3 Use of the new commands 4", "4 Abuse of the new commands 8"]
+    assert contents_lines(more) == [True] * 5
+    # A table's numbered rows (figures, not words) and steps whose last figures go back are not.
+    rows = ["1.1 P 23646 1 45190 1", "2.1 CC 26174 1 35535 2", "3.1 CC 27723 1 25691 3"]
+    assert contents_lines(["Contents", *rows]) == [False] * 4
+    steps = [
+        "1 Preheat the oven to 180",
+        "2 Mix flour and sugar 2",
+        "3 Add the eggs 3",
+        "4 Bake for 25",
+        "5 Serve 1",
+    ]
+    assert contents_lines(steps) == [False] * 5
+
+
 def test_pdf_paragraph_across_a_page_break_is_one_unit_on_both_pages() -> None:
     document = _manual()
     joined = [u for _, u in _units(document) if u.last_page is not None]
@@ -176,3 +224,40 @@ def test_contents_lines_recognise_dot_leaders_and_index_entries() -> None:
         "prose line",
     ]
     assert contents_lines(lines) == [True, True, True, True, False]
+
+
+def _cjk_pages() -> list[list[Line]]:
+    """Two pages of a Chinese text: a paragraph cut by the page break mid-sentence, then a
+    short last line ending in 。 above a date line."""
+    full = "人人生而自由在尊严和权利上一律平等他们赋有理性和良心并应以兄弟关系"
+    return [
+        [
+            Line(f"{full}的精神相对待。{full}", 10.0, 800.0),
+            Line(f"{full}的精神相对待。{full}", 10.0, 780.0),
+            Line(f"{full}的精神相对待。{full}", 10.0, 760.0),
+            Line(f"这是一个很长的句子它在这一页的末尾没有结束而是在下一页继续{full}", 10.0, 740.0),
+        ],
+        [
+            Line(f"的精神相对待{full}的精神相对待。他们赋有理性和良心并应以兄弟关系的精", 10.0, 800.0),
+            Line("神相对待。", 10.0, 780.0),
+            Line("2022年 11 月 29 日", 10.0, 760.0),
+        ],
+    ]
+
+
+def test_pdf_cjk_paragraph_cut_by_a_page_break_is_joined() -> None:
+    # CJK has no lower case: a CJK letter on both sides of the break says the sentence goes on,
+    # so no chunk ends mid-sentence at the page break.
+    pages = _cjk_pages()
+    parts = [page_blocks(lines, set(), number, 10.0) for number, lines in enumerate(pages, 1)]
+    assert join_across_pages(parts) == 1
+    paragraph = parts[0].body[-1]
+    assert (paragraph.page, paragraph.last_page) == (1, 2)
+    assert "在下一页继续" in paragraph.text and "神相对待。" in paragraph.text
+
+
+def test_pdf_short_cjk_line_ending_a_sentence_ends_its_paragraph() -> None:
+    parts = page_blocks(_cjk_pages()[1], set(), 2, 10.0)
+    texts = [block.text for block in parts.body]
+    assert texts[-1] == "2022年 11 月 29 日"
+    assert texts[-2].endswith("神相对待。")
