@@ -89,6 +89,7 @@ TABLES = (
     "failure_log",
     "chunk_changes",
     "step_timings",
+    "step_results",
 )
 
 
