@@ -107,3 +107,25 @@ def test_importing_the_plain_layers_loads_no_dagster() -> None:
 def test_no_module_is_over_about_500_lines() -> None:
     sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in sorted(PACKAGE.rglob("*.py"))}
     assert {path: n for path, n in sizes.items() if n > 520} == {}
+
+
+def _reads_a_bar(node: ast.AST) -> bool:
+    """``"|" in x`` or ``x.split("|")`` (``rsplit``, ``partition``, ``rpartition``)."""
+    if isinstance(node, ast.Compare):
+        return isinstance(node.left, ast.Constant) and node.left.value == "|"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        splits = node.func.attr in ("split", "rsplit", "partition", "rpartition")
+        return splits and any(isinstance(a, ast.Constant) and a.value == "|" for a in node.args)
+    return False
+
+
+def test_only_the_key_helpers_read_a_chunk_partition() -> None:
+    """``<plan key>|<shard>`` is read by ``engine/keys.py`` only (``plan_and_shard``,
+    ``is_chunk_partition``): no other module tests for or splits at a ``"|"``."""
+    reading = {
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if _reads_a_bar(node)
+    }
+    assert reading == {"engine/keys.py"}
