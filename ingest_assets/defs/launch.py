@@ -57,7 +57,6 @@ class Launcher:
     def __init__(self, settings: Settings, keys: list[str], instance: Any = None) -> None:
         self.defs = build_definitions(settings)
         self.instance: DagsterInstance = instance or instance_at(dagster_home())
-        self.launched = 0
         self._release_orphans()
         known = set(self.instance.get_dynamic_partitions(PLAN_DIMENSION))
         missing = [key for key in keys if key not in known]
@@ -85,7 +84,6 @@ class Launcher:
         Raises:
             RuntimeError: The run failed; the message names the failed steps.
         """
-        self.launched += 1
         result = self.defs.resolve_job_def(job).execute_in_process(
             instance=self.instance,
             tags={**range_tags(start, end), PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()},
