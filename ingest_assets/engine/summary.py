@@ -31,12 +31,11 @@ __all__ = [
     "read_step_results",
 ]
 
-_VIEWS = {
-    "documents": "current_documents",
-    "chunks": "current_chunks",
-    "graph_nodes": "graph_nodes",
-    "failures": "ingest_failures",
-}
+# The rows of the current views, in CurrentCounts' order.
+_CURRENT = (
+    "SELECT (SELECT count(*) FROM current_documents), (SELECT count(*) FROM current_chunks), "
+    "(SELECT count(*) FROM graph_nodes), (SELECT count(*) FROM ingest_failures)"
+)
 
 
 def read_step_results(store: IngestStore, run_ids: Sequence[str]) -> dict[str, dict[str | None, Any]]:
@@ -153,8 +152,7 @@ class RunSummary:
             for shard in sorted(set(SHARDS) - set(pending.chunks.get(key, []))):
                 for role, count in pending.idle[shard].reused.get(key, {}).items():
                     reused[role] += count
-        with store.session():
-            current = {name: store.query(f"SELECT count(*) FROM {v}")[0][0] for name, v in _VIEWS.items()}
+        (current,) = store.query(_CURRENT)
         return cls(
             documents=DocumentCounts(
                 parse.parsed, parse.unchanged + sum(s.unchanged for s in idle), parse.failed, scan.deleted
@@ -179,7 +177,7 @@ class RunSummary:
             ),
             plans=tuple(plan_keys),
             runs=runs,
-            current=CurrentCounts(**current),
+            current=CurrentCounts(*current),
             database=database,
             wall_seconds=wall_seconds,
         )

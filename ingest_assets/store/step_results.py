@@ -39,15 +39,14 @@ def record_step_results(
     """Record under ``store.run_id`` what ``step`` did on each shard (nothing for no shard)."""
     if not counts_by_shard:
         return
-    now = utc_now()
-    values = [
-        value
-        for shard, counts in sorted(counts_by_shard.items())
-        for value in (store.run_id, step, plan_key, shard, json.dumps(counts, sort_keys=True), now)
-    ]
-    marks = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(counts_by_shard))
+    shards = sorted(counts_by_shard)
+    counted = [json.dumps(counts_by_shard[shard], sort_keys=True) for shard in shards]
     with store.transaction(()) as con:  # rows of no document, in one statement
-        con.execute(f"INSERT INTO step_results VALUES {marks}", values)
+        con.execute(
+            "INSERT INTO step_results SELECT ?, ?, ?, shard, counts::JSON, ? FROM "
+            "(SELECT unnest(?::JSON::VARCHAR[]) AS shard, unnest(?::JSON::VARCHAR[]) AS counts)",
+            [store.run_id, step, plan_key, utc_now(), json_list(shards), json_list(counted)],
+        )
 
 
 def recorded_step_results(store: Any, run_ids: Sequence[str]) -> list[StepRecord]:
