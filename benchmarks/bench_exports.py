@@ -17,12 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from ingest_assets.commands import resolve_plan
 from ingest_assets.engine.forecast import forecast
 from ingest_assets.exports import FORMATS, export_plan
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
+from ingest_assets.store.plan_names import resolve_plan
 
 RESULTS = Path(__file__).resolve().parent / "results" / "exports.json"
 

@@ -10,7 +10,7 @@ Every run starts from an empty store and goes through parse, parent and child ch
 records of every document. Each process uses one worker (INGEST_WORKERS=1), so N processes use N
 cores: what the lake gives with N machines is then read off the 1- and 2-process times. The 8
 shards are dealt out by their bytes, each process an arc of the shard ring (at most two runs of
-each job: ``python -m ingest_assets.defs.shards``), each with a Dagster home of its own.
+each job: ``ingest shards``), each with a Dagster home of its own.
 
 The serial share f is measured directly (the seconds one process spent waiting for write locks
 or holding the store lock alone, over its time) and estimated from the speedup S(P) = T(1) /
@@ -133,7 +133,7 @@ def _one_size(root: Path, pg: dict[str, str], corpus: Path, copies: int, process
         lake = _new_lake(pg, root, f"lake{copies}x{count}")
         groups = groups_used[str(count)] = _groups(inbox, count)
         commands = [
-            ([sys.executable, "-m", "ingest_assets.defs.shards", *group],
+            ([sys.executable, "-m", "ingest_assets.cli", "shards", *group],
              _env(root, f"lake{count}-{i}", {**common, **lake}))
             for i, group in enumerate(groups)
         ]  # fmt: skip

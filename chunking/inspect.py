@@ -4,8 +4,8 @@ Prints each level (parents, then children) one chunk a line: index, token count,
 section label and the start of the text (``--full`` prints the whole contextual text), then a
 histogram of the level's sizes against its budget. The chunkers come from a plans file
 (``--plans``, default ``plans.yaml``; ``--plan`` names the plan) through
-:mod:`chunking.plans`, so this never needs the pipeline. :func:`main` is the entry point a CLI
-can wire as a subcommand.
+:mod:`chunking.plans`, so this never needs the pipeline. A CLI hosts it as a subcommand with
+:func:`add_arguments` (on its subparser) and :func:`run` (``ingest inspect`` does).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from chunking.errors import IngestError
 from chunking.parsers import parse_file
 from chunking.plans import leveler_for, plan_routes
 
-__all__ = ["budget_of", "histogram", "main", "render_chunk"]
+__all__ = ["add_arguments", "budget_of", "histogram", "main", "render_chunk", "run"]
 
 _BARS = 40
 
@@ -84,10 +84,9 @@ def histogram(counts: Sequence[int], budget: int | None, buckets: int = 8) -> li
     return lines
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Parse a file, chunk it with a plan's route for its kind, print the chunks; return 0 or 1."""
-    out = out or sys.stdout
-    parser = argparse.ArgumentParser(prog="python -m chunking.inspect", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of this command, for its own parser and for a CLI that hosts it as a
+    subcommand (``ingest inspect``)."""
     parser.add_argument("file", type=Path, help="the document to chunk")
     parser.add_argument(
         "--plans", type=Path, default=Path("plans.yaml"), help="plans file (default plans.yaml)"
@@ -97,7 +96,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parser.add_argument("--level", choices=("parents", "children", "both"), default="both")
     parser.add_argument("--full", action="store_true", help="print each chunk's whole contextual text")
     parser.add_argument("--width", type=int, default=110, help="line width of the one-line form")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Parse ``args.file``, chunk it with a plan's route for its kind, print the chunks to
+    ``out`` (default stdout); return 0, or 1 with the error on stderr."""
+    out = out or sys.stdout
     try:
         document = parse_file(args.file, kind=args.kind)
         leveler = leveler_for(plan_routes(args.plans, args.plan), document.kind)
@@ -122,6 +126,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         for line in histogram([c.metadata.get("token_count", 0) for c in chunks], budget_of(chunker)):
             print(line, file=out)
     return 0
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Parse a file, chunk it with a plan's route for its kind, print the chunks; return 0 or 1."""
+    parser = argparse.ArgumentParser(prog="python -m chunking.inspect", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv), out)
 
 
 if __name__ == "__main__":

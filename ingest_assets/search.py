@@ -1,28 +1,24 @@
-"""``ingest search "TEXT" [--plan NAME] [-k 10]``: the child chunks nearest to a query.
+"""The child chunks nearest to a query (``ingest search``, see ``ingest_assets.cli.search``).
 
-No Dagster here. The query is embedded with the plan's own model (offline, as the pipeline
-embeds) and compared with every current child vector of the plan by exact cosine similarity in
-DuckDB (``array_cosine_similarity`` over the ``chunk_vectors`` view). That is a full scan:
-about 7-10 ms a query at 10k vectors on this machine, growing linearly; past a few hundred
-thousand vectors per plan an index would be needed (DuckDB's ``vss`` extension builds HNSW
-indexes on ``FLOAT[n]`` columns, in memory, for this very query shape).
+No Dagster and no command line here. The query is embedded with the plan's own model
+(offline, as the pipeline embeds) and compared with every current child vector of the plan by
+exact cosine similarity in DuckDB (``array_cosine_similarity`` over the ``chunk_vectors``
+view). That is a full scan, growing linearly with the plan's vectors; a much larger corpus
+would need an index (DuckDB's ``vss`` extension builds HNSW indexes on ``FLOAT[n]`` columns,
+in memory, for this very query shape; docs/embeddings.md has the timings).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from chunking import Chunk
 from ingest_assets.embeddings import load_model
-from ingest_assets.plans import Plan, PlanError, load_plans
-from ingest_assets.settings import Settings
-from ingest_assets.store import IngestStore, StoreError
+from ingest_assets.plans import Plan
+from ingest_assets.store import IngestStore
 
-__all__ = ["Hit", "SearchError", "main", "search"]
+__all__ = ["Hit", "SearchError", "plan_for", "search", "served_key"]
 
 
 class SearchError(ValueError):
@@ -41,7 +37,13 @@ class Hit:
     text: str
 
 
-def _plan(plans: list[Plan], name: str | None) -> Plan:
+def plan_for(plans: list[Plan], name: str | None) -> Plan:
+    """The plan ``name`` (a name or key) of ``plans``, or with no name the plan ``default``,
+    else the first that embeds.
+
+    Raises:
+        SearchError: No such plan, or it has no embedding stage; the message says what to add.
+    """
     embedding = [p for p in plans if p.embedding is not None]
     if name is None:
         named = [p for p in embedding if p.name == "default"] or embedding
@@ -102,51 +104,3 @@ def search(store: IngestStore, plan: Plan, query: str, k: int = 10) -> tuple[str
     return key, [
         Hit(i, parent, _label(path), uri, float(score), text) for i, parent, path, uri, score, text in rows
     ]
-
-
-def _print(hits: list[Hit]) -> None:
-    for rank, hit in enumerate(hits, 1):
-        where = hit.source_uri.rsplit("/", 1)[-1]
-        print(f"{rank:>2}. {hit.score:.3f}  {where}  {hit.label or '(no heading)'}")
-        print(f"    child {hit.id}  parent {hit.parent_id}")
-        flat = " ".join(hit.text.split())
-        print(f"    {flat[:100]}{'…' if len(flat) > 100 else ''}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``ingest search``; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="ingest search", description="Nearest child chunks to a query.")
-    parser.add_argument("query", help="the text to search for")
-    parser.add_argument("--plan", help="plan name or key (default: 'default', else the first that embeds)")
-    parser.add_argument("-k", type=int, default=10, help="how many chunks (default 10)")
-    parser.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
-    parser.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    args = parser.parse_args(argv)
-    try:
-        if args.k <= 0:
-            raise SearchError("-k must be a positive number of chunks")
-        settings = Settings.from_env()
-        plans = load_plans(args.plans or settings.plans_file)
-        plan = _plan(plans, args.plan)
-        database = args.db or settings.database
-        store = IngestStore(database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
-        key, hits = search(store, plan, args.query, args.k)
-        spec = served_key(store, plan)[1]
-    except PlanError as error:
-        print(f"ingest search: invalid plans: {error}", file=sys.stderr)
-        return 2
-    except (SearchError, StoreError, OSError) as error:
-        print(f"ingest search: {error}", file=sys.stderr)
-        return 1
-    if args.json:
-        out: list[dict[str, Any]] = [asdict(hit) for hit in hits]
-        print(json.dumps({"plan": key, "hits": out}, indent=2))
-    else:
-        print(f"plan {key}, model {spec}")
-        _print(hits)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

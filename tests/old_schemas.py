@@ -78,9 +78,17 @@ INGEST_FAILURES_9 = _current_view("ingest_failures").replace(
 CHUNK_VECTORS_9 = _current_view("chunk_vectors").split("\n-- Writers of two shards")[0]
 
 
+def downgrade_to_schema_10(con: duckdb.DuckDBPyConnection) -> None:
+    """Give a current store what schema 10 had: no step_results."""
+    con.execute("DROP TABLE step_results")
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version VALUES (10, now())")
+
+
 def downgrade_to_schema_9(con: duckdb.DuckDBPyConnection) -> None:
     """Give a current store what schema 9 had: sources and plan_members as tables holding each
     key's newest row, the views of schema 9."""
+    downgrade_to_schema_10(con)
     con.execute("CREATE TEMP TABLE newest_sources AS SELECT * FROM sources")
     con.execute("CREATE TEMP TABLE newest_members AS SELECT * FROM plan_members")
     con.execute("DROP VIEW ingest_failures")

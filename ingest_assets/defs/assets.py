@@ -33,7 +33,7 @@ from ingest_assets.defs.partitions import (
 )
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import RESULT_OF_STEP
-from ingest_assets.engine.keys import plan_and_shard
+from ingest_assets.engine.keys import is_chunk_partition, plan_and_shard
 from ingest_assets.engine.versions import partition_versions
 from ingest_assets.store.changes import change_counts
 from ingest_assets.store.rows import utc_now
@@ -60,7 +60,7 @@ def _partitions(context: AssetExecutionContext) -> dict[str | None, dict[str, An
         if isinstance(key, MultiPartitionKey):
             dims = key.keys_by_dimension
             grouped[dims[PLAN_DIMENSION]][dims[SHARD_DIMENSION]] = key
-        elif "|" in str(key):
+        elif is_chunk_partition(str(key)):
             plan, shard = plan_and_shard(str(key))
             grouped[plan][shard] = key
         else:

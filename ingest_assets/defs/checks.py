@@ -19,7 +19,7 @@ from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeve
 
 from ingest_assets.defs.assets import child_chunks, documents, embeddings, graph_nodes, parent_chunks
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.engine.keys import SHARDS, plan_and_shard
+from ingest_assets.engine.keys import SHARDS, is_chunk_partition, plan_and_shard
 from ingest_assets.store import IngestStore, invariants
 
 __all__ = ["CHECKS"]
@@ -82,10 +82,10 @@ def edges_resolve(store: DuckDBStore) -> AssetCheckResult:
 def _run_plan_shards(context: AssetCheckExecutionContext) -> dict[str, list[str]] | None:
     """The plan keys and shards the run materialized (None: no partition tags, so all)."""
     tags = context.run.tags
-    if PARTITION in tags and "|" in tags[PARTITION]:
+    if PARTITION in tags and is_chunk_partition(tags[PARTITION]):
         plan, shard = plan_and_shard(tags[PARTITION])
         return {plan: [shard]}
-    if START in tags and "|" in tags[START]:
+    if START in tags and is_chunk_partition(tags[START]):
         (plan, low), (_, high) = plan_and_shard(tags[START]), plan_and_shard(tags[END])
         return {plan: list(SHARDS[SHARDS.index(low) : SHARDS.index(high) + 1])}
     return None

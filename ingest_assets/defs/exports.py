@@ -8,9 +8,9 @@ export) fails the run with the same message ``ingest export`` prints, naming the
 from dagster import Config, Failure, MetadataValue, OpExecutionContext, Output, job, op
 from pydantic import Field
 
-from ingest_assets.commands import CommandError, resolve_plan
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.exports import FORMATS, ExportError, export_plan
+from ingest_assets.store.plan_names import UnknownPlan, resolve_plan
 
 __all__ = ["ExportConfig", "export_job"]
 
@@ -34,7 +34,7 @@ def export_plan_op(context: OpExecutionContext, config: ExportConfig, store: Duc
         result = export_plan(
             view, resolve_plan(view, config.plan, "plan"), config.format, config.target_folder, config.since
         )
-    except (ExportError, CommandError) as error:
+    except (ExportError, UnknownPlan) as error:
         raise Failure(description=str(error)) from None
     manifest = result.manifest
     context.log.info(f"export {manifest['export_id']} written to {result.folder}")

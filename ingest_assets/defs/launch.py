@@ -1,5 +1,6 @@
-"""How ``ingest run`` executes the jobs the UI launches, in its own process, and reads back
-their typed results (the CLI imports this module only when there is work)."""
+"""How ``ingest run`` executes the jobs the UI launches, in its own process (the CLI imports
+this module only when there is work). What a run did is read from the store afterwards
+(``ingest_assets.engine.summary``, by the run ids :meth:`Launcher.execute` returns)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,9 @@ from typing import Any
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from ingest_assets.defs import build_definitions
-from ingest_assets.defs.metadata import result_from_metadata
 from ingest_assets.defs.partitions import PLAN_DIMENSION
 from ingest_assets.defs.private import free_pool_slots, instance_at
 from ingest_assets.defs.sensors import range_tags
-from ingest_assets.engine import RESULT_OF_STEP, StepResult, combined
 from ingest_assets.settings import Settings
 
 __all__ = ["HOST_TAG", "PID_TAG", "Launcher", "dagster_home"]
@@ -58,7 +57,6 @@ class Launcher:
     def __init__(self, settings: Settings, keys: list[str], instance: Any = None) -> None:
         self.defs = build_definitions(settings)
         self.instance: DagsterInstance = instance or instance_at(dagster_home())
-        self.launched = 0
         self._release_orphans()
         known = set(self.instance.get_dynamic_partitions(PLAN_DIMENSION))
         missing = [key for key in keys if key not in known]
@@ -79,13 +77,13 @@ class Launcher:
                 self.instance.report_run_failed(run, message=f"ingest run process {pid} is gone (killed)")
                 free_pool_slots(self.instance, run)
 
-    def execute(self, job: str, start: str, end: str) -> dict[str, StepResult]:
-        """Run ``job`` over the partition range ``start``..``end``; its results by asset.
+    def execute(self, job: str, start: str, end: str) -> str:
+        """Run ``job`` over the partition range ``start``..``end``; returns the run's id (its
+        steps' results are recorded in the store under it).
 
         Raises:
             RuntimeError: The run failed; the message names the failed steps.
         """
-        self.launched += 1
         result = self.defs.resolve_job_def(job).execute_in_process(
             instance=self.instance,
             tags={**range_tags(start, end), PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()},
@@ -101,12 +99,4 @@ class Launcher:
             raise RuntimeError(
                 f"run {result.run_id} failed: " + "; ".join(errors or ["see the Dagster run log"])
             )
-        # Each partition's materialization carries its own shard's result: add them up.
-        found: dict[str, list[StepResult]] = {}
-        for event in result.get_asset_materialization_events():
-            materialization = event.step_materialization_data.materialization
-            name = materialization.asset_key.to_user_string()
-            found.setdefault(name, []).append(
-                result_from_metadata(RESULT_OF_STEP[name], dict(materialization.metadata))
-            )
-        return {name: combined(results, RESULT_OF_STEP[name]()) for name, results in found.items()}
+        return result.run_id

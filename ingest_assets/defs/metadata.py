@@ -1,8 +1,9 @@
-"""Step results as Dagster metadata, and back (the CLI reads a run's results this way).
+"""Step results as Dagster metadata, for the UI (run summaries are read from the store, not
+from here: see ``ingest_assets.engine.summary``).
 
 Each number of a result is one metadata entry under its field's name, so the UI plots it per
-partition and :func:`result_from_metadata` reads it back typed; the kinds parsed are JSON, the
-failures and the preview Markdown tables whose document column is the file name.
+partition; the kinds parsed are JSON, the failures and the preview Markdown tables whose
+document column is the file name.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ingest_assets.engine import ChunkResult, FailedFile, StepResult
 from ingest_assets.inbox import file_name
 from ingest_assets.plans import Plan
 
-__all__ = ["md_cell", "plans_table", "result_from_metadata", "result_metadata"]
+__all__ = ["md_cell", "plans_table", "result_metadata"]
 
 
 def md_cell(text: str, limit: int = 80) -> str:
@@ -67,17 +68,6 @@ def result_metadata(result: StepResult) -> dict[str, Any]:
         ]
         metadata["preview"] = MetadataValue.md("\n".join(lines))
     return metadata
-
-
-def result_from_metadata(kind: type[StepResult], metadata: dict[str, Any]) -> StepResult:
-    """The numbers (and kinds) of a ``kind`` result from its materialization's metadata."""
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(kind):
-        raw = metadata.get(f.name)
-        value = getattr(raw, "value", getattr(raw, "data", raw))  # int/float, or JSON data
-        if isinstance(value, int | float | dict):  # counts, seconds, kinds; tables are not read back
-            values[f.name] = value
-    return kind(**values)
 
 
 def plans_table(plans: list[Plan]) -> str:

@@ -51,7 +51,7 @@ from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
 from ingest_assets.defs.private import backfill_request, backfills_with
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import SHARDS, IngestEngine
-from ingest_assets.engine.keys import chunk_partition, plan_and_shard, stretches
+from ingest_assets.engine.keys import chunk_partition, is_chunk_partition, plan_and_shard, stretches
 from ingest_assets.plans import Plan, PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, StoreError
@@ -75,7 +75,7 @@ _FAILED = [DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED]
 def _stretches(partitions: list[str]) -> list[list[str]]:
     """``partitions`` (``<shard>`` or ``<plan>|<shard>``, of one plan) cut into stretches of
     consecutive shards: a run over a stretch materializes exactly its partitions."""
-    if not partitions or "|" not in partitions[0]:
+    if not partitions or not is_chunk_partition(partitions[0]):
         return stretches(partitions)
     plan_key = plan_and_shard(partitions[0])[0]
     runs = stretches(plan_and_shard(p)[1] for p in partitions)

@@ -19,6 +19,7 @@ module            job
 ``reuse``         the one reuse decision: keep, relink, skip or create a set
 ``progress``      step log lines and progress bars
 ``results``       typed step results, per shard
+``summary``       a run's summary, read from the step results the store recorded
 ``tasks``         what worker processes run: parse a file, chunk or graph a document
 ``workers``       the worker pool
 ``ray_executor``  the same jobs on a Ray cluster (``INGEST_EXECUTOR=ray``)
@@ -39,6 +40,7 @@ from ingest_assets.engine.keys import SHARDS, child_set_key, graph_set_key, pare
 from ingest_assets.engine.parse import parse_sources
 from ingest_assets.engine.pending import IdleShard, Pending, pending_work
 from ingest_assets.engine.results import (
+    RESULT_OF_STEP,
     ChunkResult,
     EmbedResult,
     FailedFile,
@@ -48,6 +50,7 @@ from ingest_assets.engine.results import (
     ShardResults,
     StepResult,
     combined,
+    counts,
 )
 from ingest_assets.engine.scan import scan_diff
 from ingest_assets.plans import Plan
@@ -55,6 +58,7 @@ from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from ingest_assets.store.changes import local_run_id
 from ingest_assets.store.serving import PlanRegistration
+from ingest_assets.store.step_results import record_step_results
 
 __all__ = [
     "CHUNK_STEPS",
@@ -86,15 +90,6 @@ __all__ = [
 DOCUMENT_STEPS = ("sources", "documents")
 CHUNK_STEPS = ("parent_chunks", "child_chunks", "graph_nodes", "embeddings")
 STEPS = DOCUMENT_STEPS + CHUNK_STEPS
-# What each step reports, per shard.
-RESULT_OF_STEP: dict[str, type[StepResult]] = {
-    "sources": ScanResult,
-    "documents": ParseResult,
-    "parent_chunks": ChunkResult,
-    "child_chunks": ChunkResult,
-    "graph_nodes": GraphResult,
-    "embeddings": EmbedResult,
-}
 
 
 @dataclass
@@ -144,7 +139,8 @@ class IngestEngine:
     def run(self, step: str, shards: Iterable[str], plan_key: str | None = None) -> ShardResults:
         """Run one step of :data:`STEPS` over ``shards`` (and ``plan_key``, for a chunk step) on
         one store connection, opened at its start and closed at its end (between steps another
-        process can write). Returns the step's result per shard.
+        process can write). Returns the step's result per shard, which it also records in the
+        store (``step_results``, under the store's run id: run summaries are read from there).
 
         The parent step first records the plans file's plans in the store. The graph and
         embeddings steps end by promoting what each document now has all of, and by switching
@@ -157,26 +153,31 @@ class IngestEngine:
         """
         shards = sorted(set(shards))
         with self.store.session():
-            if step == "sources":
-                return self.scan(shards)
-            if step == "documents":
-                return self.parse(shards)
-            plan = self._plan(plan_key)
-            items, unrouted = chunk.work_items(self.store, plan, shards, subset(shards, SHARDS))
-            if step == "parent_chunks":
-                self.register_plans()
-                return ShardResults(ChunkResult, chunk.chunk_parents(self.store, plan, items, unrouted))
-            if step == "child_chunks":
-                return ShardResults(ChunkResult, chunk.chunk_children(self.store, plan, items, unrouted))
-            if step == "graph_nodes":
-                results = ShardResults(GraphResult, graph.build_graph(self.store, plan, items, unrouted))
-                self.store.publish(plan.key, plan.kinds, plan.embedding_key, shards=shards)
-                return results
-            if step == "embeddings":
-                results = ShardResults(EmbedResult, embed.embed_children(self.store, plan, items, unrouted))
-                self.store.publish(plan.key, plan.kinds, plan.embedding_key, shards=shards)
-                return results
-        raise KeyError(f"unknown step {step!r}; steps: {', '.join(STEPS)}")
+            results = self._run_step(step, shards, plan_key)
+            counted = {shard: counts(result) for shard, result in results.items()}
+            record_step_results(self.store, step, plan_key if step in CHUNK_STEPS else None, counted)
+        return results
+
+    def _run_step(self, step: str, shards: list[str], plan_key: str | None) -> ShardResults:
+        if step == "sources":
+            return self.scan(shards)
+        if step == "documents":
+            return self.parse(shards)
+        if step not in CHUNK_STEPS:
+            raise KeyError(f"unknown step {step!r}; steps: {', '.join(STEPS)}")
+        plan = self._plan(plan_key)
+        items, unrouted = chunk.work_items(self.store, plan, shards, subset(shards, SHARDS))
+        if step == "parent_chunks":
+            self.register_plans()
+            return ShardResults(ChunkResult, chunk.chunk_parents(self.store, plan, items, unrouted))
+        if step == "child_chunks":
+            return ShardResults(ChunkResult, chunk.chunk_children(self.store, plan, items, unrouted))
+        if step == "graph_nodes":
+            results = ShardResults(GraphResult, graph.build_graph(self.store, plan, items, unrouted))
+        else:
+            results = ShardResults(EmbedResult, embed.embed_children(self.store, plan, items, unrouted))
+        self.store.publish(plan.key, plan.kinds, plan.embedding_key, shards=shards)
+        return results
 
     def run_pending(self) -> RunReport:
         """Run the sequence over the partitions with work, as ``ingest run`` does through Dagster.

@@ -26,6 +26,7 @@ __all__ = [
     "chunk_partition",
     "expected_keys",
     "graph_set_key",
+    "is_chunk_partition",
     "parent_set_key",
     "parse_key",
     "parser_versions",
@@ -51,6 +52,12 @@ def chunk_partition(plan_key: str, shard: str) -> str:
     """The partition key of one plan key's shard on the chunk assets: Dagster's key of the
     multi-partition (dimensions ``plan`` and ``shard`` in name order, joined by ``|``)."""
     return f"{plan_key}|{shard}"
+
+
+def is_chunk_partition(partition: str) -> bool:
+    """Whether ``partition`` is a chunk asset's key (``<plan key>|<shard>``, see
+    :func:`chunk_partition`) rather than a document asset's (``<shard>``)."""
+    return "|" in partition
 
 
 def plan_and_shard(partition: str) -> tuple[str, str]:

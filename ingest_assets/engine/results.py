@@ -2,8 +2,9 @@
 
 Every step reports per shard (a Dagster partition is a shard, or a plan and a shard), so what
 is shown on a partition is true of that partition; :func:`combined` adds a step's shard results
-up for a caller that wants one figure. ``ingest_assets.defs.metadata`` turns results into
-Dagster metadata and back.
+up for a caller that wants one figure. :func:`counts` and :func:`from_counts` are a result's
+numbers as the store records them (``step_results``), which run summaries are read from;
+``ingest_assets.defs.metadata`` turns results into Dagster metadata for the UI.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ingest_assets.store import PREVIEW_ROWS, SetSummary, SizeStats, summarize
 
 __all__ = [
+    "RESULT_OF_STEP",
     "ChunkResult",
     "EmbedResult",
     "FailedFile",
@@ -25,6 +27,8 @@ __all__ = [
     "ShardResults",
     "StepResult",
     "combined",
+    "counts",
+    "from_counts",
 ]
 
 
@@ -131,6 +135,15 @@ class EmbedResult:
 
 
 StepResult = ScanResult | ParseResult | ChunkResult | GraphResult | EmbedResult
+# What each step reports, per shard, by the asset it materializes.
+RESULT_OF_STEP: dict[str, type[StepResult]] = {
+    "sources": ScanResult,
+    "documents": ParseResult,
+    "parent_chunks": ChunkResult,
+    "child_chunks": ChunkResult,
+    "graph_nodes": GraphResult,
+    "embeddings": EmbedResult,
+}
 R = TypeVar("R", ScanResult, ParseResult, ChunkResult, GraphResult, EmbedResult)
 
 
@@ -152,6 +165,23 @@ def combined(results: Iterable[R], empty: R) -> R:
             elif isinstance(theirs, dict):
                 setattr(total, f.name, {**mine, **theirs})
     return total
+
+
+def counts(result: StepResult) -> dict[str, Any]:
+    """What the store records of ``result``: its numbers, its role and its kinds (JSON values);
+    not its failures (``ingest_failures`` has them), skipped files or sets."""
+    return {
+        f.name: getattr(result, f.name)
+        for f in dataclasses.fields(result)
+        if isinstance(getattr(result, f.name), int | float | str) or f.name == "kinds"
+    }
+
+
+def from_counts(kind: type[R], recorded: dict[str, Any]) -> R:
+    """A ``kind`` result from what :func:`counts` recorded (fields it does not know are left out:
+    a record written by another version of the code still reads)."""
+    known = {f.name for f in dataclasses.fields(kind)}
+    return kind(**{name: value for name, value in recorded.items() if name in known})
 
 
 class ShardResults(dict[str, R], Generic[R]):

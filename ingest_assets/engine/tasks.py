@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 from chunking import Chunk, Document, ParentChildChunker, ParseError
 from chunking.chunk import PageProvenance, TextProvenance
 from chunking.parsers import ParseLimits, parse_file
-from ingest_assets.store import DocumentWrite, GraphSetWrite, deflate_body, inflate_body
+from ingest_assets.store import DocumentWrite, GraphRow, GraphSetWrite, deflate_body, inflate_body
 
 __all__ = [
     "ChunkTask",
@@ -144,8 +144,8 @@ class GraphTask:
     parent_key: str
     child_key: str
     graph_key: str
-    parents: list[tuple[Any, ...]]
-    children: list[tuple[Any, ...]]
+    parents: list[GraphRow]
+    children: list[GraphRow]
 
 
 def graph_records(task: GraphTask) -> GraphSetWrite | str:
@@ -166,18 +166,18 @@ def graph_records(task: GraphTask) -> GraphSetWrite | str:
         for row in (*task.parents, *task.children):
             nodes.append(
                 {
-                    "id": row[0],
-                    "label": "ParentChunk" if row[8] else "Chunk",
+                    "id": row.id,
+                    "label": "ParentChunk" if row.level else "Chunk",
                     "properties": json.dumps(_node_properties(row)),
                 }
             )
-        parent_ids = [row[0] for row in task.parents]
-        child_ids = [row[0] for row in task.children]
+        parent_ids = [row.id for row in task.parents]
+        child_ids = [row.id for row in task.children]
         edges = [
             {"source_id": doc_id, "target_id": p, "type": "HAS_CHUNK", "properties": "{}"} for p in parent_ids
         ]
         edges += [
-            {"source_id": row[9], "target_id": row[0], "type": "PARENT_OF", "properties": "{}"}
+            {"source_id": row.parent_id, "target_id": row.id, "type": "PARENT_OF", "properties": "{}"}
             for row in task.children
         ]
         for level in (parent_ids, child_ids):
@@ -195,24 +195,22 @@ def graph_records(task: GraphTask) -> GraphSetWrite | str:
 _DATETIME_ADAPTER: TypeAdapter[datetime] = TypeAdapter(datetime)
 
 
-def _node_properties(row: tuple[Any, ...]) -> dict[str, Any]:
+def _node_properties(row: GraphRow) -> dict[str, Any]:
     """``Chunk.to_node_record().properties`` of a stored chunk row (see ``graph_rows``) but the
     text."""
-    (_, document_id, index, provenance, heading_path, content_kind, chunker, chunker_hash, level,
-     parent_id, metadata, created_at) = row  # fmt: skip
     return {
-        "document_id": document_id,
-        "index": index,
-        "provenance": _json_provenance(json.loads(provenance)),
-        "heading_path": list(heading_path),
-        "section_label": Chunk.section_label(_Headings(heading_path)),  # type: ignore[arg-type]
-        "content_kind": content_kind,
-        "chunker": chunker,
-        "chunker_hash": chunker_hash,
-        "level": level,
-        "parent_id": parent_id,
-        "metadata": json.loads(metadata),
-        "created_at": _DATETIME_ADAPTER.dump_python(created_at, mode="json"),
+        "document_id": row.document_id,
+        "index": row.index,
+        "provenance": _json_provenance(json.loads(row.provenance)),
+        "heading_path": list(row.heading_path),
+        "section_label": Chunk.section_label(_Headings(row.heading_path)),  # type: ignore[arg-type]
+        "content_kind": row.content_kind,
+        "chunker": row.chunker,
+        "chunker_hash": row.chunker_hash,
+        "level": row.level,
+        "parent_id": row.parent_id,
+        "metadata": json.loads(row.metadata),
+        "created_at": _DATETIME_ADAPTER.dump_python(row.created_at, mode="json"),
     }
 
 

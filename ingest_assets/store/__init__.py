@@ -12,6 +12,8 @@ module             job
 ``serving``        plan states and promotions: what the views serve, as inserted rows (the SQL)
 ``compaction``     deleting the rows newer ones superseded (maintenance)
 ``changes``        which chunk ids enter and leave the views, recorded by the write that moves them
+``step_results``   what each step call did per shard, under its run id (run summaries read it)
+``plan_names``     a plan name or key as a user gives it, resolved against the stored plans
 ``vectors``        the embedding tables: vectors, text hashes, embedded sets, plans' stages
 ``invariants``     the chunk-contract checks over what the views show
 ``connection``     opening a store: lock retry, schema check, sessions, transactions, conflict retry
@@ -33,6 +35,7 @@ from ingest_assets.store.rows import (
     CurrentDocument,
     DocumentWrite,
     FailureWrite,
+    GraphRow,
     GraphSetWrite,
     MemberWrite,
     SetSummary,
@@ -50,6 +53,7 @@ __all__ = [
     "CurrentDocument",
     "DocumentWrite",
     "FailureWrite",
+    "GraphRow",
     "GraphSetWrite",
     "IngestStore",
     "MemberWrite",

@@ -22,6 +22,7 @@ __all__ = [
     "CurrentDocument",
     "DocumentWrite",
     "FailureWrite",
+    "GraphRow",
     "GraphSetWrite",
     "MemberWrite",
     "SetSummary",
@@ -201,21 +202,26 @@ def rows_size(rows: Sequence[dict[str, Any]]) -> int:
     return sum(len(row.get("text") or "") + 400 for row in rows)
 
 
+class GraphRow(NamedTuple):
+    """What graph records need of one stored chunk (:meth:`IngestStore.graph_rows`): ids as
+    text, ``provenance`` and ``metadata`` as undecoded JSON text."""
+
+    id: str
+    document_id: str
+    index: int
+    provenance: str
+    heading_path: list[str]
+    content_kind: str | None
+    chunker: str
+    chunker_hash: str
+    level: int
+    parent_id: str | None
+    metadata: str
+    created_at: datetime
+
+
 # The columns of IngestStore.graph_rows, in order.
-GRAPH_ROW_COLUMNS = (
-    "id",
-    "document_id",
-    "index",
-    "provenance",
-    "heading_path",
-    "content_kind",
-    "chunker",
-    "chunker_hash",
-    "level",
-    "parent_id",
-    "metadata",
-    "created_at",
-)
+GRAPH_ROW_COLUMNS = GraphRow._fields
 
 SUMMARY_COLUMNS = "s.chunk_count, s.token_total, s.tokens_counted, s.tokens_min, s.tokens_max, s.preview"
 

@@ -19,9 +19,12 @@ from ingest_assets.store.rows import PREVIEW_ROWS, utc_now
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "schema_sql"]
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
 MIGRATIONS: dict[int, str] = {
+    # 11: each step call records its result per shard, which run summaries are read from.
+    # Earlier runs recorded none: the table starts empty.
+    10: "{table:step_results}",
     # 10: a file's record and a plan's work pointers become inserted rows (source_rows,
     # member_rows; the views sources and plan_members show the newest), so a run's writes only
     # insert and writers of different shards never conflict. Each stored row becomes the first

@@ -264,6 +264,18 @@ CREATE TABLE step_timings (
     "at"      TIMESTAMP NOT NULL
 );
 
+-- What each engine step call did, per shard (and plan): the numbers of its typed result
+-- (ingest_assets.engine.results.counts) as JSON. The summary of ``ingest run`` and of a shard run
+-- adds up the rows of the runs it launched (ingest_assets.engine.summary).
+CREATE TABLE step_results (
+    run_id    VARCHAR NOT NULL,
+    step      VARCHAR NOT NULL,   -- the asset: sources, documents, parent_chunks, child_chunks, ...
+    plan_key  VARCHAR,            -- NULL for sources and documents
+    shard     VARCHAR NOT NULL,
+    counts    JSON NOT NULL,
+    "at"      TIMESTAMP NOT NULL
+);
+
 -- ---------------------------------------------------------------- read side (contract)
 
 -- Each file's newest record.

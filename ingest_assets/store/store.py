@@ -47,6 +47,7 @@ from ingest_assets.store.rows import (
     CurrentDocument,
     DocumentWrite,
     FailureWrite,
+    GraphRow,
     GraphSetWrite,
     MemberWrite,
     SetSummary,
@@ -89,6 +90,7 @@ TABLES = (
     "failure_log",
     "chunk_changes",
     "step_timings",
+    "step_results",
 )
 
 
@@ -457,17 +459,18 @@ class IngestStore(PlanServing):
             result.update(rows_by_set(con, EMBED_COLUMNS, missing)[1])  # type: ignore[arg-type]
         return result
 
-    def graph_rows(self, set_keys: Iterable[str]) -> dict[str, list[tuple[Any, ...]]]:
+    def graph_rows(self, set_keys: Iterable[str]) -> dict[str, list[GraphRow]]:
         """Return, per set and in index order, what graph records need of each chunk
-        (:data:`GRAPH_ROW_COLUMNS`), ids as text and JSON undecoded (the worker that builds the
+        (:class:`GraphRow`), ids as text and JSON undecoded (the worker that builds the
         records decodes it)."""
         recent, missing = self._recent_sets(set_keys)
         result = {
-            key: [tuple(row[name] for name in GRAPH_ROW_COLUMNS) for row in rows]
+            key: [GraphRow._make(row[name] for name in GRAPH_ROW_COLUMNS) for row in rows]
             for key, rows in recent.items()
         }
         with self.connect() as con:
-            result.update(rows_by_set(con, GRAPH_COLUMNS, missing)[1])
+            stored = rows_by_set(con, GRAPH_COLUMNS, missing)[1]
+        result.update({key: [GraphRow._make(row) for row in rows] for key, rows in stored.items()})
         return result
 
     def _recent_sets(self, set_keys: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:

@@ -6,7 +6,8 @@ Two drivers of the same steps: ``Pipeline.run()`` is ``ingest run`` (real Dagste
 tests about what Dagster does: runs launched, materializations, metadata, checks, run ids);
 ``Pipeline.run_engine()`` is the engine's own driver (``IngestEngine.run_pending``, the same
 ``run(step, ...)`` each asset calls, over the same pending partitions) and returns the same
-summary, for the tests about what the steps reuse and write."""
+summary (read from what the store recorded, as ``ingest run``'s is), for the tests about what
+the steps reuse and write."""
 
 from __future__ import annotations
 
@@ -19,19 +20,9 @@ import yaml
 from dagster import DagsterInstance
 
 from ingest_assets.cli import run_pipeline
-from ingest_assets.engine import (
-    SHARDS,
-    ChunkResult,
-    EmbedResult,
-    GraphResult,
-    IngestEngine,
-    ParseResult,
-    RunReport,
-    ScanResult,
-    ShardResults,
-    combined,
-)
+from ingest_assets.engine import IngestEngine
 from ingest_assets.engine.keys import stretches
+from ingest_assets.engine.summary import RunSummary
 from ingest_assets.plans import Plan, _plans_at, load_plans
 from ingest_assets.store import IngestStore
 from tests.lake.postgres import Backend
@@ -75,12 +66,13 @@ class Pipeline:
         _plans_at.cache_clear()
 
     def run(self) -> dict[str, Any]:
+        """``ingest run`` through Dagster; its summary as ``ingest run --json`` prints it."""
         return run_pipeline(
             inbox=str(self.inbox),
             database=str(self.db),
             plans_file=str(self.plans_file),
             instance=self.instance,
-        )
+        ).to_json()
 
     def run_engine(self) -> dict[str, Any]:
         """The run ``run()`` makes, through the engine's driver instead of Dagster: the summary
@@ -89,7 +81,12 @@ class Pipeline:
         store.check()
         plans = self.plans()
         report = IngestEngine(store, self.inbox, plans).run_pending()
-        return engine_summary(report, [plan.key for plan in plans], store)
+        todo = report.pending
+        # ``ingest run`` launches one run per stretch of consecutive shards with work.
+        runs = len(stretches(todo.documents)) + sum(len(stretches(s)) for s in todo.chunks.values())
+        keys = [plan.key for plan in plans]
+        summary = RunSummary.of_runs(store, [store.run_id], todo, keys, runs=runs, database=str(self.db))
+        return summary.to_json()
 
     def plans(self) -> list[Plan]:
         return load_plans(self.plans_file)
@@ -119,74 +116,6 @@ class Pipeline:
         }  # fmt: skip
         stamps["graph_node_rows"] = store.query("SELECT count(*) FROM graph_node_rows")[0]
         return stamps
-
-
-def engine_summary(report: RunReport, keys: list[str], store: IngestStore) -> dict[str, Any]:
-    """``report`` as the summary of ``ingest run`` (``cli.run_pipeline``): each step's results
-    added up over the shards it ran, plus what the shards without work would report (their
-    files unchanged, their sets reused)."""
-    todo = report.pending
-
-    def total(results: dict[str, ShardResults], step: str, kind: type[Any]) -> Any:
-        return combined([results[step].total] if step in results else [], kind())
-
-    idle = [todo.idle[shard] for shard in SHARDS if shard not in todo.documents]
-    scan, parse = (
-        total(report.documents, "sources", ScanResult),
-        total(report.documents, "documents", ParseResult),
-    )
-    step_totals = {
-        step: combined([total(report.chunks.get(step, {}), key, kind) for key in keys], kind())
-        for step, kind in (("parent_chunks", ChunkResult), ("child_chunks", ChunkResult),
-                           ("graph_nodes", GraphResult), ("embeddings", EmbedResult))
-    }  # fmt: skip
-    reused = {"parent": 0, "child": 0, "graph": 0, "embedded": 0}
-    for key in keys:
-        for shard in set(SHARDS) - set(todo.chunks.get(key, [])):
-            for role, count in todo.idle[shard].reused[key].items():
-                reused[role] += count
-    parents, children = step_totals["parent_chunks"], step_totals["child_chunks"]
-    graphs, vectors = step_totals["graph_nodes"], step_totals["embeddings"]
-    return {
-        "documents": {
-            "parsed": parse.parsed,
-            "unchanged": parse.unchanged + sum(shard.unchanged for shard in idle),
-            "failed": parse.failed,
-            "deleted": scan.deleted,
-        },
-        "sources": {
-            "files": scan.files + sum(shard.files for shard in idle),
-            "new": scan.new,
-            "changed": scan.changed,
-            "unchanged": scan.unchanged + sum(shard.files for shard in idle),
-            "deleted": scan.deleted,
-        },
-        "chunk_sets": {
-            "parent": {"created": parents.created, "reused": parents.reused + reused["parent"]},
-            "child": {"created": children.created, "reused": children.reused + reused["child"]},
-        },
-        "graph_sets": {"created": graphs.created, "reused": graphs.reused + reused["graph"]},
-        "chunk_failures": parents.failed + children.failed,
-        "chunker_calls": report.chunker_calls,
-        "embeddings": {
-            "sets_embedded": vectors.sets_embedded,
-            "sets_reused": vectors.sets_reused + reused["embedded"],
-            "texts_embedded": vectors.texts_embedded,
-            "texts_reused": vectors.texts_reused,
-        },
-        "plans": keys,
-        # ``ingest run`` launches one run per stretch of consecutive shards with work.
-        "runs": len(stretches(todo.documents)) + sum(len(stretches(s)) for s in todo.chunks.values()),
-        "current": {
-            name: store.query(f"SELECT count(*) FROM {view}")[0][0]
-            for name, view in (
-                ("documents", "current_documents"),
-                ("chunks", "current_chunks"),
-                ("graph_nodes", "graph_nodes"),
-                ("failures", "ingest_failures"),
-            )
-        },
-    }
 
 
 @pytest.fixture

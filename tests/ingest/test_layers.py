@@ -43,19 +43,52 @@ def test_no_module_outside_defs_imports_dagster() -> None:
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
+def _in_cli(path: Path) -> bool:
+    return path.relative_to(PACKAGE).parts[0] == "cli"
+
+
 def test_only_the_cli_reaches_into_defs_and_only_inside_a_function() -> None:
     """The plain layers never import the Dagster side; the CLI does, lazily, to launch runs."""
+    reaching = set()
     for path in _plain_modules():
         into_defs = {n for n in _imports(path) if n.startswith("ingest_assets.defs")}
-        if path.name == "cli.py":
+        if _in_cli(path):
             top = {
                 node.module
                 for node in ast.parse(path.read_text()).body
                 if isinstance(node, ast.ImportFrom) and node.module
+            } | {
+                alias.name
+                for node in ast.parse(path.read_text()).body
+                if isinstance(node, ast.Import)
+                for alias in node.names
             }
-            assert into_defs and not {n for n in top if n.startswith("ingest_assets.defs")}
+            assert not {n for n in top if n.startswith("ingest_assets.defs")}, path
+            reaching |= into_defs
         else:
             assert into_defs == set(), path
+    assert reaching  # ``ingest run`` and ``ingest shards`` launch runs through defs.launch
+
+
+def test_defs_never_imports_the_cli() -> None:
+    """The Dagster side depends on the engine, the store and the plans, never on the command line."""
+    dagster_side = [PACKAGE / "definitions.py", *sorted((PACKAGE / "defs").rglob("*.py"))]
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            n for n in _imports(path) if n.startswith(("ingest_assets.cli", "ingest_assets.commands"))
+        )
+        for path in dagster_side
+    }
+    assert len(offenders) > 10
+    assert {path: names for path, names in offenders.items() if names} == {}
+    assert not (PACKAGE / "commands.py").exists() and not (PACKAGE / "cli.py").exists()
+    relative = [  # which these checks would not see
+        str(path.relative_to(ROOT))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.level
+    ]
+    assert relative == []
 
 
 def test_importing_the_plain_layers_loads_no_dagster() -> None:
@@ -74,3 +107,25 @@ def test_importing_the_plain_layers_loads_no_dagster() -> None:
 def test_no_module_is_over_about_500_lines() -> None:
     sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in sorted(PACKAGE.rglob("*.py"))}
     assert {path: n for path, n in sizes.items() if n > 520} == {}
+
+
+def _reads_a_bar(node: ast.AST) -> bool:
+    """``"|" in x`` or ``x.split("|")`` (``rsplit``, ``partition``, ``rpartition``)."""
+    if isinstance(node, ast.Compare):
+        return isinstance(node.left, ast.Constant) and node.left.value == "|"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        splits = node.func.attr in ("split", "rsplit", "partition", "rpartition")
+        return splits and any(isinstance(a, ast.Constant) and a.value == "|" for a in node.args)
+    return False
+
+
+def test_only_the_key_helpers_read_a_chunk_partition() -> None:
+    """``<plan key>|<shard>`` is read by ``engine/keys.py`` only (``plan_and_shard``,
+    ``is_chunk_partition``): no other module tests for or splits at a ``"|"``."""
+    reading = {
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if _reads_a_bar(node)
+    }
+    assert reading == {"engine/keys.py"}

@@ -2,7 +2,7 @@
 4 (bodies, token stats and the sources' stat columns), schema 4 to 5 (set previews), schema 5 to
 6 (chunk_changes and step_timings, empty until the next write), schema 7 to 8 (graph_nodes
 without its OR join, same rows), schema 8 to 9 (serving by promotion, same rows), schema 9 to 10
-(insert-only pointers, same rows)."""
+(insert-only pointers, same rows), schema 10 to 11 (step_results, empty until the next write)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from tests.old_schemas import (
     downgrade_to_schema_7,
     downgrade_to_schema_8,
     downgrade_to_schema_9,
+    downgrade_to_schema_10,
 )
 
 
@@ -169,3 +170,16 @@ def test_schema_9_store_keeps_its_rows_as_the_first_of_each_key(pipeline: Pipeli
     assert migrated.query(
         "SELECT DISTINCT seq FROM source_rows UNION SELECT DISTINCT seq FROM member_rows"
     ) == [(1,)]
+
+
+def test_schema_10_store_gets_an_empty_step_results_table_the_next_edit_fills(pipeline: Pipeline) -> None:
+    """Schema 11 records each step's results (run summaries are read from them): a schema 10
+    store gets the table empty, serves the same rows, and its next run records its steps."""
+    views = {"current_chunks": "SELECT plan_key, id, text FROM current_chunks ORDER BY ALL"}
+    migrated = _migrated_with_the_same_rows(pipeline, downgrade_to_schema_10, views)
+    assert migrated.query("SELECT count(*) FROM step_results") == [(0,)]
+    edited = pipeline.inbox / "troubleshooting.md"
+    edited.write_text(edited.read_text() + "\n\nOne more line.\n")
+    _engine(pipeline).run_pending()
+    steps = {step for (step,) in migrated.query("SELECT DISTINCT step FROM step_results")}
+    assert steps == {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes", "embeddings"}

@@ -247,8 +247,8 @@ def _contents(store: IngestStore) -> dict[str, list[tuple]]:
     for (name,) in store.query(
         "SELECT DISTINCT table_name FROM duckdb_columns() WHERE database_name = current_database() "
         # verified_sets records the checks `ingest run` ran after its runs, which shard runs do
-        # not; step_timings the seconds of each run's steps.
-        "AND table_name NOT IN ('schema_version', 'verified_sets', 'step_timings')"
+        # not; step_timings and step_results the seconds and results of each run's steps.
+        "AND table_name NOT IN ('schema_version', 'verified_sets', 'step_timings', 'step_results')"
     ):
         columns = [
             # A graph node's properties carry its chunk's write time too.
@@ -286,7 +286,7 @@ def test_eight_shard_runs_in_parallel_equal_a_serial_run(
         return {**base, **data, "INGEST_STORE": store, "DAGSTER_HOME": str(tmp_path / home)}
 
     procs = [
-        subprocess.Popen([sys.executable, "-m", "ingest_assets.defs.shards", shard],
+        subprocess.Popen([sys.executable, "-m", "ingest_assets.cli", "shards", shard],
                          env=env(parallel, f"h{shard}"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
         for shard in SHARDS

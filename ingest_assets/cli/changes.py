@@ -1,0 +1,124 @@
+"""``ingest changes [--since RUN|TIME] [--run RUN] [--plan NAME] [--chunks] [--json]``: which
+chunk ids entered and left each plan's current view, per run (``chunk_changes``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter, defaultdict
+from datetime import UTC, datetime
+
+from ingest_assets.cli.common import CommandError, open_store
+from ingest_assets.inbox import file_name
+from ingest_assets.store import IngestStore
+from ingest_assets.store.changes import ChunkChange, changes_since
+from ingest_assets.store.lists import json_list
+from ingest_assets.store.plan_names import resolve_plan
+
+__all__ = ["HELP", "add_arguments", "parse_since_time", "print_changes", "read_changes", "run"]
+
+HELP = "chunk ids that entered and left the current views, per run"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``ingest changes``."""
+    parser.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
+    parser.add_argument("--since", metavar="RUN|TIME", help="only after this run's changes, or this UTC time")
+    parser.add_argument("--run", metavar="RUN", help="only this run's changes")
+    parser.add_argument("--plan", metavar="NAME", help="only this plan (a name of plans.yaml or a key)")
+    parser.add_argument("--chunks", action="store_true", help="list every chunk id")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per line")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``ingest changes``: the selected changes as text, or one JSON object a line.
+
+    Raises:
+        CommandError: ``--since`` is neither a time nor a run that recorded changes; no store.
+        UnknownPlan: ``--plan`` names no stored plan.
+    """
+    store = open_store(args.db)
+    found = read_changes(store, args)
+    if args.json:
+        for c in found:
+            print(json.dumps({**c.__dict__, "at": c.at.isoformat()}, sort_keys=True))
+    else:
+        print_changes(store, found, chunks=args.chunks)
+    return 0
+
+
+def parse_since_time(text: str) -> datetime | None:
+    """``text`` as a time (ISO 8601; UTC unless it names a zone), naive UTC as the store keeps
+    time; None if it is not a time."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
+def _since(store: IngestStore, text: str) -> datetime:
+    """The moment ``--since`` names: a time, or the end of a run's recorded changes."""
+    moment = parse_since_time(text)
+    if moment is not None:
+        return moment
+    (end,) = store.query('SELECT max("at") FROM chunk_changes WHERE run_id = ?', [text])[0]
+    if end is None:
+        raise CommandError(
+            f"--since {text}: neither a time (YYYY-MM-DD[THH:MM[:SS]], UTC) nor a run that recorded "
+            "changes; `ingest changes` lists the runs (a run that changed nothing records none)"
+        )
+    return end
+
+
+def read_changes(store: IngestStore, args: argparse.Namespace) -> list[ChunkChange]:
+    """The changes ``ingest changes`` selects with ``args`` (``since``, ``run``, ``plan``)."""
+    since = _since(store, args.since) if args.since else None
+    plan_key = resolve_plan(store, args.plan) if args.plan else None
+    with store.connect() as con:
+        return changes_since(con, since=since, run_ids=[args.run] if args.run else None, plan_key=plan_key)
+
+
+def _document_names(store: IngestStore, changes: list[ChunkChange]) -> dict[str, str]:
+    ids = sorted({c.document_id for c in changes})
+    rows = store.query(
+        "SELECT DISTINCT document_id::VARCHAR, source_uri FROM documents "
+        "WHERE document_id IN (SELECT unnest(?::JSON::UUID[]))",
+        [json_list(ids)],
+    )
+    return {doc: file_name(uri) for doc, uri in rows}
+
+
+def print_changes(store: IngestStore, changes: list[ChunkChange], *, chunks: bool) -> None:
+    """Print ``changes`` grouped by run and plan, then by document (each chunk with ``chunks``)."""
+    if not changes:
+        print("no chunk entered or left a current view in the selection")
+        return
+    names = _document_names(store, changes)
+    runs: dict[tuple[str, str], list[ChunkChange]] = defaultdict(list)
+    for change in changes:
+        runs[(change.run_id, change.plan_key)].append(change)
+    level_name = {0: "child", 1: "parent"}
+    for (run_id, plan_key), rows in runs.items():
+        count = Counter(c.change for c in rows)
+        documents = len({c.document_id for c in rows})
+        plural = "s" if documents > 1 else ""
+        print(
+            f"run {run_id}  {rows[-1].at:%Y-%m-%d %H:%M:%S}  {plan_key}: "
+            f"+{count['added']} -{count['removed']} chunks in {documents} document{plural}"
+        )
+        by_document: dict[str, Counter] = defaultdict(Counter)
+        for c in rows:
+            by_document[c.document_id][(c.change, c.level)] += 1
+        for doc, counted in sorted(by_document.items(), key=lambda item: names.get(item[0], item[0])):
+            parts = [
+                f"{'+' if change == 'added' else '-'}{n} {level_name[level]}"
+                for (change, level), n in sorted(counted.items(), key=lambda item: (-item[0][1], item[0][0]))
+            ]
+            print(f"  {names.get(doc, doc)}: {', '.join(parts)}")
+            ordered = sorted(rows, key=lambda c: (-c.level, c.change != "removed", c.chunk_id))
+            for c in ordered if chunks else ():
+                if c.document_id == doc:
+                    print(f"    {c.change:<7} {level_name[c.level]:<6} {c.chunk_id}")

@@ -1,0 +1,22 @@
+"""``ingest inspect FILE [--plan NAME]``: a file's parent and child chunks under a plan, with
+token counts and labels; the library's own command (:mod:`chunking.inspect`) as a subcommand."""
+
+from __future__ import annotations
+
+import argparse
+
+from chunking import inspect as chunk_inspect
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "print a file's parent and child chunks under a plan (FILE --plan NAME)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``python -m chunking.inspect``."""
+    chunk_inspect.add_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the chunks; 0, or 1 with the error on stderr."""
+    return chunk_inspect.run(args)

@@ -1,0 +1,73 @@
+"""The one parser of ``ingest``: a subcommand per command module, and :func:`main`.
+
+Each command module has ``HELP`` (its line in ``ingest --help``), ``add_arguments(parser)``
+(its flags, on its subparser) and ``run(args) -> int`` (its exit code). :func:`main` turns
+the errors every command can meet into one line on stderr: an invalid plans file exits 2, bad
+input, a store or a run that failed exit 1, anything else exits 1 with a request to report it
+(``INGEST_DEBUG=1`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from types import ModuleType
+
+from ingest_assets.cli import changes, export, inspect, plans, run, search, shards, verify
+from ingest_assets.plans import PlanError
+from ingest_assets.settings import Settings
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+# In the order ``ingest --help`` lists them.
+COMMANDS: dict[str, ModuleType] = {
+    "run": run,
+    "plans": plans,
+    "changes": changes,
+    "export": export,
+    "verify": verify,
+    "search": search,
+    "inspect": inspect,
+    "shards": shards,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ingest`` parser: each command of :data:`COMMANDS` a subcommand whose ``handler``
+    default is its module's ``run``."""
+    parser = argparse.ArgumentParser(prog="ingest", description="Fingerprint-versioned document ingestion.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="command")
+    for name, module in COMMANDS.items():
+        sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(sub)
+        sub.set_defaults(handler=module.run)
+    return parser
+
+
+def _debug() -> bool:
+    try:
+        return Settings.from_env().debug
+    except ValueError:
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``ingest`` console script; returns the exit code."""
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    try:
+        return int(args.handler(args))
+    except PlanError as error:
+        print(f"ingest: invalid plans: {error}", file=sys.stderr)
+        return 2
+    except (RuntimeError, OSError, ValueError) as error:  # StoreError is a RuntimeError
+        print(f"ingest: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # no traceback for the user; INGEST_DEBUG=1 shows it
+        if _debug():
+            raise
+        print(
+            f"ingest: unexpected error {error!r}; run again with INGEST_DEBUG=1 for the traceback "
+            "and report it",
+            file=sys.stderr,
+        )
+        return 1

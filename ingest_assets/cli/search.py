@@ -1,0 +1,66 @@
+"""``ingest search "TEXT" [--plan NAME] [-k 10]``: the child chunks nearest to a query, with
+their parent, heading label, source and score (see :mod:`ingest_assets.search`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from ingest_assets.plans import PlanError, load_plans
+from ingest_assets.search import Hit, SearchError, plan_for, search, served_key
+from ingest_assets.settings import Settings
+from ingest_assets.store import IngestStore, StoreError
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = 'nearest child chunks to a query ("TEXT" [--plan NAME] [-k 10])'
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``ingest search``."""
+    parser.add_argument("query", help="the text to search for")
+    parser.add_argument("--plan", help="plan name or key (default: 'default', else the first that embeds)")
+    parser.add_argument("-k", type=int, default=10, help="how many chunks (default 10)")
+    parser.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
+    parser.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _print(hits: list[Hit]) -> None:
+    for rank, hit in enumerate(hits, 1):
+        where = hit.source_uri.rsplit("/", 1)[-1]
+        print(f"{rank:>2}. {hit.score:.3f}  {where}  {hit.label or '(no heading)'}")
+        print(f"    child {hit.id}  parent {hit.parent_id}")
+        flat = " ".join(hit.text.split())
+        print(f"    {flat[:100]}{'…' if len(flat) > 100 else ''}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``ingest search``: the hits as text or JSON; 2 for an invalid plans file, 1 for a search
+    that cannot run (the message says why)."""
+    try:
+        if args.k <= 0:
+            raise SearchError("-k must be a positive number of chunks")
+        settings = Settings.from_env()
+        plans = load_plans(args.plans or settings.plans_file)
+        plan = plan_for(plans, args.plan)
+        database = args.db or settings.database
+        store = IngestStore(database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
+        key, hits = search(store, plan, args.query, args.k)
+        spec = served_key(store, plan)[1]
+    except PlanError as error:
+        print(f"ingest search: invalid plans: {error}", file=sys.stderr)
+        return 2
+    except (SearchError, StoreError, OSError) as error:
+        print(f"ingest search: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        out: list[dict[str, Any]] = [asdict(hit) for hit in hits]
+        print(json.dumps({"plan": key, "hits": out}, indent=2))
+    else:
+        print(f"plan {key}, model {spec}")
+        _print(hits)
+    return 0

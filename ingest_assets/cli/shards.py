@@ -1,0 +1,86 @@
+"""``ingest shards [SHARD ...]``: the pipeline over some shards only, as one of several processes
+(or machines) writing a DuckLake store at once (docs/scale-out.md).
+
+It runs the documents job, then the chunks job of every plan, over the shards named (all
+without one; one run of each per stretch of consecutive shards), on the store and instance of
+the environment (``INGEST_*``, ``DAGSTER_HOME``), and prints one JSON object: per stretch, what
+each step did as the store recorded it (``step_results``), and under ``write_lock`` the seconds
+the process waited for the lake's write locks and held them. Shards partition the documents, so
+runs of different shards share no row and write in parallel, and runs of all eight shards leave
+the store a full run leaves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ingest_assets.engine.keys import SHARDS, chunk_partition, stretches
+from ingest_assets.engine.summary import read_step_results
+from ingest_assets.plans import load_plans
+from ingest_assets.settings import Settings
+from ingest_assets.store import IngestStore, lake_lock
+
+__all__ = ["HELP", "add_arguments", "run", "run_shards"]
+
+HELP = "run the pipeline over some shards only, one writer of several (prints JSON)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``ingest shards``."""
+    parser.add_argument(
+        "shards", nargs="*", metavar="SHARD", help=f"shards to run ({SHARDS[0]}..{SHARDS[-1]}; default all)"
+    )
+
+
+def run_shards(settings: Settings, shards: list[str], instance: Any = None) -> dict[str, dict[str, Any]]:
+    """Run the documents job and each plan's chunks job over ``shards``: one run of each per
+    stretch of consecutive shards (a partition range), as ``ingest run`` does.
+
+    Returns:
+        Per stretch (``"03"``, or ``"00-03"`` for a range), the step results by asset (as dicts;
+        a chunk step's as ``<asset>[<plan key>]``), read from the store.
+
+    Raises:
+        ValueError: A name is not a shard (00..07); the message lists them.
+        RuntimeError: A run failed; the message names the failed steps.
+    """
+    unknown = [shard for shard in shards if shard not in SHARDS]
+    if unknown:
+        raise ValueError(f"unknown shards {unknown}: the shards are {', '.join(SHARDS)}")
+    from ingest_assets.defs.launch import Launcher
+
+    keys = [plan.key for plan in load_plans(settings.plans_file)]
+    launcher = Launcher(settings, keys, instance)
+    store = IngestStore(settings.database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
+    report: dict[str, dict[str, Any]] = {}
+    for stretch in stretches(shards):
+        first, last = stretch[0], stretch[-1]
+        done = read_step_results(store, [launcher.execute("documents_job", first, last)])
+        results = {step: by_plan[None] for step, by_plan in done.items()}
+        for key in keys:
+            run_id = launcher.execute("chunks_job", chunk_partition(key, first), chunk_partition(key, last))
+            done = read_step_results(store, [run_id])
+            results.update({f"{step}[{key}]": by_plan[key] for step, by_plan in done.items()})
+        report[first if first == last else f"{first}-{last}"] = {
+            name: vars(result) for name, result in results.items()
+        }
+    return report
+
+
+def run(args: argparse.Namespace) -> int:
+    """``ingest shards``: the report as one JSON object; 1 (message on stderr) on a bad shard
+    or a failed run."""
+    try:
+        report: dict[str, Any] = run_shards(Settings.from_env(), args.shards or list(SHARDS))
+        # On a lake: the seconds this process waited for write locks and held them, alone
+        # (whole-store transactions) or beside other shards' writers; ``serial`` is the part of
+        # its work that more writers cannot speed up.
+        report["write_lock"] = {**vars(lake_lock.TIMES), "serial": lake_lock.TIMES.serial}
+        print(json.dumps(report, default=str))
+    except (ValueError, RuntimeError) as error:
+        print(f"ingest shards: {error}", file=sys.stderr)
+        return 1
+    return 0

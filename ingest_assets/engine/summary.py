@@ -1,0 +1,219 @@
+"""The summary of a run (what ``ingest run`` prints), read from the store's own records.
+
+Every step call records its result per shard in ``step_results`` under the run's id (Dagster's
+run id inside a Dagster run, a ``local-...`` id for the engine's own driver). A summary adds up
+the records of the runs a caller launched, counts the shards that had no work as the pending
+check found them (their files unchanged, their sets reused) and reads the current views. No
+Dagster metadata is read back: ``ingest run``, ``ingest shards`` and the engine's driver get
+the same figures from the same rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ingest_assets.engine.keys import SHARDS
+from ingest_assets.engine.pending import Pending
+from ingest_assets.engine.results import RESULT_OF_STEP, StepResult, combined, from_counts
+from ingest_assets.store import IngestStore
+from ingest_assets.store.step_results import recorded_step_results
+
+__all__ = [
+    "CurrentCounts",
+    "DocumentCounts",
+    "EmbeddingCounts",
+    "RunSummary",
+    "SetCounts",
+    "SourceCounts",
+    "read_step_results",
+]
+
+# The rows of the current views, in CurrentCounts' order.
+_CURRENT = (
+    "SELECT (SELECT count(*) FROM current_documents), (SELECT count(*) FROM current_chunks), "
+    "(SELECT count(*) FROM graph_nodes), (SELECT count(*) FROM ingest_failures)"
+)
+
+
+def read_step_results(store: IngestStore, run_ids: Sequence[str]) -> dict[str, dict[str | None, Any]]:
+    """What the runs ``run_ids`` recorded, each step's shards added up: by step, then by plan
+    key (None for the document steps), a typed result (see :func:`~.results.combined`)."""
+    found: dict[str, dict[str | None, list[StepResult]]] = {}
+    for record in recorded_step_results(store, run_ids):
+        kind = RESULT_OF_STEP.get(record.step)
+        if kind is not None:
+            found.setdefault(record.step, {}).setdefault(record.plan_key, []).append(
+                from_counts(kind, record.counts)
+            )
+    return {
+        step: {plan: combined(results, RESULT_OF_STEP[step]()) for plan, results in by_plan.items()}
+        for step, by_plan in found.items()
+    }
+
+
+@dataclass(frozen=True)
+class DocumentCounts:
+    """Current sources parsed now, left unchanged or failed; files found deleted."""
+
+    parsed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    deleted: int = 0
+
+
+@dataclass(frozen=True)
+class SourceCounts:
+    """Inbox files: ``new + changed + unchanged == files``; ``deleted`` known and gone."""
+
+    files: int = 0
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+
+
+@dataclass(frozen=True)
+class SetCounts:
+    """Sets made now, and sets found stored already (by every plan)."""
+
+    created: int = 0
+    reused: int = 0
+
+
+@dataclass(frozen=True)
+class EmbeddingCounts:
+    """Child sets embedded now or before; distinct texts sent to a model or found stored."""
+
+    sets_embedded: int = 0
+    sets_reused: int = 0
+    texts_embedded: int = 0
+    texts_reused: int = 0
+
+
+@dataclass(frozen=True)
+class CurrentCounts:
+    """Rows of the current views after the run."""
+
+    documents: int = 0
+    chunks: int = 0
+    graph_nodes: int = 0
+    failures: int = 0
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One ``ingest run``: what its runs did over every shard and plan, and the views after it.
+
+    :meth:`to_json` is what ``ingest run --json`` prints; :meth:`lines` what it prints as text.
+    """
+
+    documents: DocumentCounts
+    sources: SourceCounts
+    parent_sets: SetCounts
+    child_sets: SetCounts
+    graph_sets: SetCounts
+    chunk_failures: int
+    chunker_calls: int
+    embeddings: EmbeddingCounts
+    plans: tuple[str, ...]
+    runs: int
+    current: CurrentCounts
+    database: str = ""
+    wall_seconds: float = 0.0
+
+    @classmethod
+    def of_runs(
+        cls,
+        store: IngestStore,
+        run_ids: Sequence[str],
+        pending: Pending,
+        plan_keys: Sequence[str],
+        *,
+        runs: int,
+        database: str = "",
+        wall_seconds: float = 0.0,
+    ) -> RunSummary:
+        """The summary of the runs ``run_ids`` launched for ``pending`` (read before them; its
+        shards without work count as unchanged and reused) over the plans ``plan_keys``."""
+        done = read_step_results(store, run_ids)
+
+        def total(step: str) -> Any:
+            return combined(done.get(step, {}).values(), RESULT_OF_STEP[step]())
+
+        scan, parse = total("sources"), total("documents")
+        parents, children = total("parent_chunks"), total("child_chunks")
+        graphs, vectors = total("graph_nodes"), total("embeddings")
+        idle = [pending.idle[shard] for shard in SHARDS if shard not in pending.documents]
+        reused = {"parent": 0, "child": 0, "graph": 0, "embedded": 0}
+        for key in plan_keys:
+            for shard in sorted(set(SHARDS) - set(pending.chunks.get(key, []))):
+                for role, count in pending.idle[shard].reused.get(key, {}).items():
+                    reused[role] += count
+        (current,) = store.query(_CURRENT)
+        return cls(
+            documents=DocumentCounts(
+                parse.parsed, parse.unchanged + sum(s.unchanged for s in idle), parse.failed, scan.deleted
+            ),
+            sources=SourceCounts(
+                files=scan.files + sum(s.files for s in idle),
+                new=scan.new,
+                changed=scan.changed,
+                unchanged=scan.unchanged + sum(s.files for s in idle),
+                deleted=scan.deleted,
+            ),
+            parent_sets=SetCounts(parents.created, parents.reused + reused["parent"]),
+            child_sets=SetCounts(children.created, children.reused + reused["child"]),
+            graph_sets=SetCounts(graphs.created, graphs.reused + reused["graph"]),
+            chunk_failures=parents.failed + children.failed,
+            chunker_calls=parents.chunker_calls + children.chunker_calls,
+            embeddings=EmbeddingCounts(
+                vectors.sets_embedded,
+                vectors.sets_reused + reused["embedded"],
+                vectors.texts_embedded,
+                vectors.texts_reused,
+            ),
+            plans=tuple(plan_keys),
+            runs=runs,
+            current=CurrentCounts(*current),
+            database=database,
+            wall_seconds=wall_seconds,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as ``ingest run --json`` prints it (the keys it always had)."""
+        return {
+            "documents": dataclasses.asdict(self.documents),
+            "sources": dataclasses.asdict(self.sources),
+            "chunk_sets": {
+                "parent": dataclasses.asdict(self.parent_sets),
+                "child": dataclasses.asdict(self.child_sets),
+            },
+            "graph_sets": dataclasses.asdict(self.graph_sets),
+            "chunk_failures": self.chunk_failures,
+            "chunker_calls": self.chunker_calls,
+            "embeddings": dataclasses.asdict(self.embeddings),
+            "plans": list(self.plans),
+            "runs": self.runs,
+            "current": dataclasses.asdict(self.current),
+            "database": self.database,
+            "wall_seconds": self.wall_seconds,
+        }
+
+    def lines(self) -> list[str]:
+        """The summary as ``ingest run`` prints it on a terminal."""
+        d, e, now = self.documents, self.embeddings, self.current
+        return [
+            f"documents: {d.parsed} parsed, {d.unchanged} unchanged, {d.failed} failed, {d.deleted} deleted",
+            *(
+                f"{role} chunk sets: {sets.created} created, {sets.reused} reused"
+                for role, sets in (("parent", self.parent_sets), ("child", self.child_sets))
+            ),
+            f"embeddings: {e.texts_embedded} texts embedded, {e.texts_reused} reused",
+            f"current view: {now.documents} documents, {now.chunks} chunks, {now.graph_nodes} graph nodes, "
+            f"{now.failures} failures (query ingest_failures)",
+            f"plans: {', '.join(self.plans)}",
+            f"store: {self.database}  ({self.wall_seconds} s)",
+        ]

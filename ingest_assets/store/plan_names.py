@@ -1,0 +1,41 @@
+"""A plan as a user names it (``--plan`` of a command, ``plan`` of a Launchpad config), resolved
+against the plans the store holds. No Dagster and no command line here: the CLI and
+``defs/exports.py`` both call :func:`resolve_plan`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["UnknownPlan", "resolve_plan"]
+
+
+class UnknownPlan(ValueError):
+    """No stored plan has the key or live name asked for; the message lists the stored plans."""
+
+
+def resolve_plan(store: Any, name: str, option: str = "--plan") -> str:
+    """The plan key ``name`` means in ``store``: a stored plan key, or the name of a live plan.
+
+    Args:
+        store: An :class:`~ingest_assets.store.IngestStore`.
+        name: A plan key or a plan name of the plans file.
+        option: How the caller's user gave ``name`` (named in the message).
+
+    Raises:
+        UnknownPlan: No stored plan has that key or live name; the message lists the plans.
+    """
+    rows = store.query("SELECT plan_key, name, state FROM plan_status ORDER BY plan_key")
+    keys = {key for key, _, _ in rows}
+    if name in keys:
+        return name
+    live = [key for key, plan_name, state in rows if plan_name == name and state == "live"]
+    if len(live) == 1:
+        return live[0]
+    known = (
+        ", ".join(f"{key}{'' if state == 'live' else f' ({state})'}" for key, _, state in rows) or "none yet"
+    )
+    raise UnknownPlan(
+        f"{option} {name}: no plan with that name or key in {store.path} (plans: {known}); "
+        "pass a plan name of plans.yaml, or run `ingest run` first"
+    )
