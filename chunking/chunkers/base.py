@@ -1,25 +1,34 @@
 """The base every chunker shares: settings, fingerprint, tokenizer, placement and validation.
 
-A chunker is a frozen pydantic model. Subclasses implement :meth:`BaseChunker._chunk`, which
-returns chunks in order with text, provenance and ``metadata["token_count"]``; :meth:`chunk` then
-numbers them, names the chunker, gives deterministic ids and checks the contract, so a strategy
-cannot hand out a chunk that breaks it.
+A chunker is a frozen pydantic model, and its fields are its settings: a strategy declares
+``strategy: Literal["<name>"] = "<name>"`` (the tag of the plans file's union of chunkers,
+:data:`chunking.chunkers.registry.RouteChunker`) and one field per setting, with its default and
+bounds. Subclasses implement :meth:`BaseChunker._chunk`, which returns chunks in order with text,
+provenance and ``metadata["token_count"]``; :meth:`chunk` then numbers them, names the chunker,
+gives deterministic ids and checks the contract, so a strategy cannot hand out a chunk that
+breaks it.
+
+A setting that is renamed keeps its old name in :attr:`BaseChunker.renamed`: the old name is
+still accepted (with a ``DeprecationWarning``), and fingerprints hash the setting under the old
+name, so a rename never moves a fingerprint (and never re-chunks a stored set).
 """
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from chunking import versions
 from chunking.chunk import Chunk, TextProvenance
+from chunking.chunkers.schema_docs import document_fields, outside_caller
 from chunking.document import Document
 from chunking.errors import ChunkingError
 from chunking.ids import settings_hash
-from chunking.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
+from chunking.tokenizers import AVAILABLE_TOKENIZERS, DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 
 __all__ = ["BaseChunker"]
 
@@ -31,14 +40,21 @@ class BaseChunker(BaseModel, ABC):
         tokenizer: The name of the tokenizer that counts tokens (see ``chunking.tokenizers``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # The JSON schema of a chunker (docs/plans.schema.json) takes each field's description
+    # from the class docstring's Attributes and lists renamed settings as deprecated.
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=document_fields)
 
-    strategy: ClassVar[str]
+    if TYPE_CHECKING:
+        # Each strategy declares it as a field: ``strategy: Literal["<name>"] = "<name>"``.
+        strategy: str
     # Where the versions of the code paths this strategy runs come from (see
     # ``chunking.versions.resolve``); part of settings() and so of fingerprints.
     version_sources: ClassVar[Mapping[str, str]] = {}
+    # Old name -> current name of each renamed setting. The old name is accepted with a
+    # DeprecationWarning, and fingerprints hash the setting under it.
+    renamed: ClassVar[Mapping[str, str]] = {}
 
-    tokenizer: str = DEFAULT_TOKENIZER
+    tokenizer: str = Field(default=DEFAULT_TOKENIZER, json_schema_extra={"enum": list(AVAILABLE_TOKENIZERS)})
 
     _tokenizer: Tokenizer = PrivateAttr()
 
@@ -54,6 +70,30 @@ class BaseChunker(BaseModel, ABC):
         load_tokenizer(name)
         return name
 
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_old_names(cls, data: Any) -> Any:
+        """Take a renamed setting under its old name, with a ``DeprecationWarning``.
+
+        Raises:
+            pydantic.ValidationError: Both the old and the current name are given.
+        """
+        if not cls.renamed or not isinstance(data, dict) or not cls.renamed.keys() & data.keys():
+            return data
+        data = dict(data)
+        for old, new in cls.renamed.items():
+            if old not in data:
+                continue
+            if new in data:
+                raise ValueError(f"give {new!r} only: {old!r} is its old name")
+            warnings.warn(
+                f"{cls.__name__}: the setting {old!r} is now {new!r}; {old!r} is deprecated",
+                DeprecationWarning,
+                stacklevel=outside_caller(),
+            )
+            data[new] = data.pop(old)
+        return data
+
     def model_post_init(self, context: Any) -> None:
         """Keep the loaded tokenizer (cached per process) for counting."""
         self._tokenizer = load_tokenizer(self.tokenizer)
@@ -67,10 +107,21 @@ class BaseChunker(BaseModel, ABC):
         appears with its backend and version, and the code versions of the strategy are included,
         so an upgrade that changes the chunks also changes the fingerprint.
         """
+        return self._settings(fingerprinted=False)
+
+    def fingerprint_settings(self) -> dict[str, Any]:
+        """Return :meth:`settings` as fingerprints hash them: each renamed setting under its
+        old name (:attr:`renamed`), here and in the chunkers among the settings."""
+        return self._settings(fingerprinted=True)
+
+    def _settings(self, *, fingerprinted: bool) -> dict[str, Any]:
+        names = {new: old for old, new in self.renamed.items()} if fingerprinted else {}
         data: dict[str, Any] = {"strategy": self.strategy}
         for name in type(self).model_fields:
             value = getattr(self, name)
-            data[name] = value.settings() if isinstance(value, BaseChunker) else value
+            if isinstance(value, BaseChunker):
+                value = value._settings(fingerprinted=fingerprinted)
+            data[names.get(name, name)] = value
         data["tokenizer"] = dict(self._tokenizer.identity)
         data["versions"] = self.code_versions()
         return data
@@ -80,8 +131,9 @@ class BaseChunker(BaseModel, ABC):
         return {key: versions.resolve(source) for key, source in self.version_sources.items()}
 
     def fingerprint(self) -> str:
-        """Return 16 hex characters of a hash of :meth:`settings`; equal settings, equal hash."""
-        return settings_hash(self.settings())
+        """Return 16 hex characters of a hash of :meth:`fingerprint_settings`; equal settings,
+        equal hash, however a setting is spelled."""
+        return settings_hash(self.fingerprint_settings())
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle the settings only: another process rebuilds the chunker (and loads its own

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,7 +34,7 @@ class ParentChildChunker(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    strategy: ClassVar[str] = "parent-child"
+    strategy: Literal["parent-child"] = "parent-child"
 
     parent: BaseChunker
     child: BaseChunker
@@ -44,8 +44,15 @@ class ParentChildChunker(BaseModel):
         return {"strategy": self.strategy, "parent": self.parent.settings(), "child": self.child.settings()}
 
     def fingerprint(self) -> str:
-        """Return 16 hex characters of a hash of :meth:`settings`."""
-        return settings_hash(self.settings())
+        """Return 16 hex characters of a hash of both chunkers' settings as fingerprints hash
+        them (:meth:`BaseChunker.fingerprint_settings`)."""
+        return settings_hash(
+            {
+                "strategy": self.strategy,
+                "parent": self.parent.fingerprint_settings(),
+                "child": self.child.fingerprint_settings(),
+            }
+        )
 
     def count_tokens(self, text: str) -> int:
         """Count tokens with the child chunker's tokenizer (children are the unit of search)."""

@@ -22,7 +22,6 @@ from ingest_assets.embeddings.models import (
 )
 from ingest_assets.embeddings.texts import (
     TEXT_MODES,
-    EmbeddingConfig,
     EmbeddingPlan,
     embedded_text,
     text_hash,
@@ -31,7 +30,6 @@ from ingest_assets.embeddings.texts import (
 __all__ = [
     "DEFAULT_MODEL",
     "TEXT_MODES",
-    "EmbeddingConfig",
     "EmbeddingModel",
     "EmbeddingPlan",
     "ModelError",

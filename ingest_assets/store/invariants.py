@@ -167,6 +167,8 @@ def _fingerprint_of(settings: dict[str, Any]) -> str:
 
 
 def _budget(settings: dict[str, Any]) -> int:
+    # Stored settings: plans registered before the section chunker's ``size`` became
+    # ``chunk_size`` keep the old name.
     return int(settings.get("size") or settings.get("chunk_size") or 0) or 1 << 62
 
 
