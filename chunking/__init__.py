@@ -7,7 +7,15 @@ for chunk in leveled.chunk(doc):
     print(chunk.level, chunk.index, chunk.provenance, chunk.text[:40])
 """
 
-from chunking.chunk import Chunk, ContentKind, NodeRecord, PageProvenance, Provenance, TextProvenance
+from chunking.chunk import (
+    Chunk,
+    ChunkMetadata,
+    ContentKind,
+    NodeRecord,
+    PageProvenance,
+    Provenance,
+    TextProvenance,
+)
 from chunking.chunkers import (
     CHUNKER_TYPES,
     BaseChunker,
@@ -30,6 +38,7 @@ __all__ = [
     "KINDS",
     "BaseChunker",
     "Chunk",
+    "ChunkMetadata",
     "ChunkingError",
     "ContentKind",
     "Document",

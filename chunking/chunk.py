@@ -10,10 +10,12 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chunking.chunk_metadata import ChunkMetadata
 from chunking.ids import CHUNK_NAMESPACE, SEPARATOR, uuid5_with_prefix
 
 __all__ = [
     "Chunk",
+    "ChunkMetadata",
     "ContentKind",
     "NodeRecord",
     "PageProvenance",
@@ -113,7 +115,9 @@ class Chunk(BaseModel):
         chunker_hash: Fingerprint of that chunker's settings.
         level: 1 for a parent (unit of extraction), 0 for a child or flat chunk.
         parent_id: The parent chunk's id, for a child.
-        metadata: Strategy-specific facts (token count, turn range, speakers, ...).
+        metadata: Facts beside the fields (token count, turn range, speakers, fences, ...):
+            a plain dict whose keys and types :class:`~chunking.chunk_metadata.ChunkMetadata`
+            declares.
         embedding: Optional vector.
         created_at: When the chunk object was made.
     """
@@ -131,7 +135,7 @@ class Chunk(BaseModel):
     chunker_hash: str | None = None
     level: int = Field(default=0, ge=0, le=1)
     parent_id: UUID | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: ChunkMetadata = Field(default_factory=lambda: ChunkMetadata())
     embedding: list[float] | None = None
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
@@ -144,7 +148,7 @@ class Chunk(BaseModel):
         provenance: TextProvenance | PageProvenance,
         heading_path: list[str],
         content_kind: ContentKind,
-        metadata: dict[str, Any],
+        metadata: ChunkMetadata,
         created_at: datetime,
     ) -> Chunk:
         """A chunk from a chunker's own well-typed values, without validation: what

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
-from chunking.chunk import Chunk, PageProvenance, TextProvenance
+from chunking.chunk import Chunk, ChunkMetadata, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker
 from chunking.document import Document, Section, Span, Turn, Unit
 from chunking.errors import ChunkingError
@@ -152,7 +152,7 @@ class ParentChildChunker(BaseModel):
         return children
 
 
-def _with_title(metadata: dict[str, Any], document: Document) -> dict[str, Any]:
+def _with_title(metadata: ChunkMetadata, document: Document) -> ChunkMetadata:
     # Children are made by the child's _chunk, not chunk(): they get the title here.
     return {**metadata, "document_title": document.title} if document.title else metadata
 
