@@ -30,7 +30,7 @@ from chunking.errors import ChunkingError
 from chunking.ids import settings_hash
 from chunking.tokenizers import AVAILABLE_TOKENIZERS, DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 
-__all__ = ["BaseChunker"]
+__all__ = ["BaseChunker", "fingerprint_of", "fingerprinted_form"]
 
 
 class BaseChunker(BaseModel, ABC):
@@ -107,33 +107,26 @@ class BaseChunker(BaseModel, ABC):
         appears with its backend and version, and the code versions of the strategy are included,
         so an upgrade that changes the chunks also changes the fingerprint.
         """
-        return self._settings(fingerprinted=False)
-
-    def fingerprint_settings(self) -> dict[str, Any]:
-        """Return :meth:`settings` as fingerprints hash them: each renamed setting under its
-        old name (:attr:`renamed`), here and in the chunkers among the settings."""
-        return self._settings(fingerprinted=True)
-
-    def _settings(self, *, fingerprinted: bool) -> dict[str, Any]:
-        names = {new: old for old, new in self.renamed.items()} if fingerprinted else {}
         data: dict[str, Any] = {"strategy": self.strategy}
         for name in type(self).model_fields:
             value = getattr(self, name)
-            if isinstance(value, BaseChunker):
-                value = value._settings(fingerprinted=fingerprinted)
-            data[names.get(name, name)] = value
+            data[name] = value.settings() if isinstance(value, BaseChunker) else value
         data["tokenizer"] = dict(self._tokenizer.identity)
         data["versions"] = self.code_versions()
         return data
+
+    def fingerprint_settings(self) -> dict[str, Any]:
+        """Return :meth:`settings` as fingerprints hash them (:func:`fingerprinted_form`)."""
+        return fingerprinted_form(self.settings())
 
     def code_versions(self) -> dict[str, str]:
         """Return the versions of the code this chunker runs, read now from ``chunking.versions``."""
         return {key: versions.resolve(source) for key, source in self.version_sources.items()}
 
     def fingerprint(self) -> str:
-        """Return 16 hex characters of a hash of :meth:`fingerprint_settings`; equal settings,
-        equal hash, however a setting is spelled."""
-        return settings_hash(self.fingerprint_settings())
+        """Return 16 hex characters of a hash of :meth:`settings` (:func:`fingerprint_of`);
+        equal settings, equal hash, however a setting is spelled."""
+        return fingerprint_of(self.settings())
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle the settings only: another process rebuilds the chunker (and loads its own
@@ -249,3 +242,36 @@ class BaseChunker(BaseModel, ABC):
 def _rebuild(kind: type[BaseChunker], settings: dict[str, Any]) -> BaseChunker:
     """Build a chunker again from its settings (the other half of ``BaseChunker.__reduce__``)."""
     return kind(**settings)
+
+
+def fingerprint_of(settings: Mapping[str, Any]) -> str:
+    """The fingerprint of a chunker's :meth:`~BaseChunker.settings` (a leveler's too), in either
+    spelling: what ``fingerprint()`` of the chunker that gave them returns, also for settings
+    stored before a rename. 16 hex characters of :func:`chunking.ids.settings_hash`."""
+    return settings_hash(fingerprinted_form(settings))
+
+
+def fingerprinted_form(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` with every renamed setting under its old name (:attr:`BaseChunker.renamed`
+    of the chunker its ``strategy`` names), in nested chunkers' settings too: the form
+    fingerprints hash, so a rename never moves one."""
+    renamed = {new: old for old, new in _renames().get(settings.get("strategy"), {}).items()}
+    return {
+        renamed.get(key, key): fingerprinted_form(value)
+        if isinstance(value, Mapping) and "strategy" in value
+        else value
+        for key, value in settings.items()
+    }
+
+
+def _renames() -> dict[Any, Mapping[str, str]]:
+    """Each strategy's :attr:`BaseChunker.renamed`, from the chunker classes defined so far."""
+    found: dict[Any, Mapping[str, str]] = {}
+    classes = [BaseChunker]
+    while classes:
+        kind = classes.pop()
+        classes.extend(kind.__subclasses__())
+        field = kind.model_fields.get("strategy")
+        if field is not None and kind.renamed:
+            found[field.default] = kind.renamed
+    return found

@@ -16,10 +16,10 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict
 
 from chunking.chunk import Chunk, ChunkMetadata, PageProvenance, TextProvenance
-from chunking.chunkers.base import BaseChunker
+from chunking.chunkers.base import BaseChunker, fingerprint_of
 from chunking.document import Document, Section, Span, Turn, Unit
 from chunking.errors import ChunkingError
-from chunking.ids import CHUNK_NAMESPACE, settings_hash, stable_uuid
+from chunking.ids import CHUNK_NAMESPACE, stable_uuid
 
 __all__ = ["ParentChildChunker", "restrict_to_parent"]
 
@@ -44,15 +44,8 @@ class ParentChildChunker(BaseModel):
         return {"strategy": self.strategy, "parent": self.parent.settings(), "child": self.child.settings()}
 
     def fingerprint(self) -> str:
-        """Return 16 hex characters of a hash of both chunkers' settings as fingerprints hash
-        them (:meth:`BaseChunker.fingerprint_settings`)."""
-        return settings_hash(
-            {
-                "strategy": self.strategy,
-                "parent": self.parent.fingerprint_settings(),
-                "child": self.child.fingerprint_settings(),
-            }
-        )
+        """Return 16 hex characters of a hash of :meth:`settings` (:func:`fingerprint_of`)."""
+        return fingerprint_of(self.settings())
 
     def count_tokens(self, text: str) -> int:
         """Count tokens with the child chunker's tokenizer (children are the unit of search)."""

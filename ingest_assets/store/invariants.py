@@ -161,9 +161,9 @@ def budgets(store: IngestStore, level: int, *, pending_only: bool = False) -> li
 
 
 def _fingerprint_of(settings: dict[str, Any]) -> str:
-    from chunking.ids import settings_hash
+    from chunking.chunkers.base import fingerprint_of
 
-    return settings_hash(settings)
+    return fingerprint_of(settings)
 
 
 def _budget(settings: dict[str, Any]) -> int:

@@ -71,3 +71,19 @@ def test_the_new_spelling_gives_the_same_fingerprints() -> None:
     chunkers = {case: _respelled(spec) for case, spec in cases.chunker_cases().items()}
     assert cases.plan_fingerprints(plans) == BASELINE["plans"]
     assert cases.chunker_fingerprints(chunkers) == BASELINE["chunkers"]
+
+
+@pytest.mark.usefixtures("pinned")
+def test_stored_settings_of_either_spelling_give_the_chunker_fingerprint() -> None:
+    """The store checks budgets by the fingerprint of a plan's stored settings: rows written
+    before the rename (``size``) and after (``chunk_size``) both find their chunker."""
+    from chunking import chunker_from_settings
+    from chunking.chunkers.base import fingerprint_of
+
+    for case, spec in cases.chunker_cases().items():
+        settings = chunker_from_settings(dict(spec)).settings()
+        old = {
+            ("size" if k == "chunk_size" and settings["strategy"] == "section" else k): v
+            for k, v in settings.items()
+        }
+        assert fingerprint_of(settings) == fingerprint_of(old) == BASELINE["chunkers"][case], case
