@@ -37,6 +37,7 @@ _DASH_RUN = re.compile(r"-{3,}")
 # tests/chunking/test_chunk_construction.py holds them equal), without its loop over every
 # field's aliases and defaults, which at character budgets would slow the section chunker.
 _new = object.__new__
+_setstate = BaseModel.__setstate__  # read once: these run once per chunk
 # What TextProvenance(start=..., end=...) and PageProvenance(pages=...) set: each made without
 # validation shares one set (a frozen model never changes its fields_set, and a set less per
 # object is a tracked object less for the garbage collector).
@@ -58,7 +59,7 @@ class TextProvenance(BaseModel):
         """A span from a chunker's own offsets (non-negative ints), without validation: what
         ``model_construct(start=start, end=end)`` gives (placed once per chunk)."""
         span = _new(cls)
-        span.__setstate__({**_SPAN_STATE, "__dict__": {"kind": "text", "start": start, "end": end}})
+        _setstate(span, {**_SPAN_STATE, "__dict__": {"kind": "text", "start": start, "end": end}})
         return span
 
 
@@ -151,7 +152,8 @@ class Chunk(BaseModel):
         and one set instead of one per chunk spares the garbage collector a tracked object per
         chunk."""
         chunk = _new(cls)
-        chunk.__setstate__(
+        _setstate(
+            chunk,
             {
                 **_CHUNK_STATE,
                 "__dict__": {
@@ -170,7 +172,7 @@ class Chunk(BaseModel):
                     "embedding": None,
                     "created_at": created_at,
                 },
-            }
+            },
         )
         return chunk
 
