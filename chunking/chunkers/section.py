@@ -35,6 +35,7 @@ row groups, the size is estimated from the parts and the finished chunk is count
 
 from __future__ import annotations
 
+import warnings
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
@@ -124,6 +125,14 @@ class SectionChunker(BaseChunker):
         """Load the tokenizer and build the splitter for oversized units once."""
         super().model_post_init(context)
         self._splitter = RecursiveChunker(chunk_size=self.chunk_size, tokenizer=self.tokenizer)
+
+    @property
+    def size(self) -> int:
+        """``chunk_size`` under its old name, with a ``DeprecationWarning``."""
+        warnings.warn(
+            "SectionChunker.size is now chunk_size; size is deprecated", DeprecationWarning, stacklevel=2
+        )
+        return self.chunk_size
 
     @property
     def effective_min_size(self) -> int:

@@ -111,6 +111,8 @@ def test_the_library_takes_the_old_name_with_a_deprecation_warning() -> None:
     assert chunker.settings() == SectionChunker(chunk_size=300).settings()
     assert chunker.fingerprint() == SectionChunker(chunk_size=300).fingerprint()
     assert "size" not in chunker.settings() and chunker.fingerprint_settings()["size"] == 300
+    with pytest.deprecated_call(match="chunk_size"):
+        assert chunker.size == 300
 
 
 def test_the_project_plans_use_no_old_name(recwarn: pytest.WarningsRecorder) -> None:
