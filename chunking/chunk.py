@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
@@ -21,6 +21,8 @@ __all__ = [
     "PageProvenance",
     "Provenance",
     "TextProvenance",
+    "contextual_text",
+    "section_label",
 ]
 
 # ``toc``: a table of contents or an index page (dot leaders, page lists), kept out of search.
@@ -224,48 +226,15 @@ class Chunk(BaseModel):
         return make
 
     def section_label(self) -> str | None:
-        """Return the heading path as one line, or None when the path is empty.
-
-        Whitespace runs become one space and runs of three or more dashes one dash, so a
-        heading cannot end a text block in a prompt.
-        """
-        parts = [_DASH_RUN.sub("-", _WHITESPACE_RUN.sub(" ", h)).strip() for h in self.heading_path]
-        parts = [p for p in parts if p]
-        return " > ".join(parts) if parts else None
+        """Return the heading path as one line, or None when the path is empty (see
+        :func:`section_label`)."""
+        return section_label(self.heading_path)
 
     @property
     def contextual_text(self) -> str:
-        """The text with its heading path above it, for embedding; the stored text is unchanged.
-
-        The document title (``metadata["document_title"]``, set at chunk time) leads the label
-        unless the heading path already starts with it. A part of a split fenced code block gets
-        back the fence lines it lacks (``metadata["fence_open"]``, with the language, and
-        ``metadata["fence_close"]``), so it still reads as a code block; a part of a split chat
-        turn after its first gets back its speaker (``metadata["continues_turn"]``). With an
-        ``overlap`` setting, the end of the chunk before (``metadata["context_before"]``) comes
-        first, after ``…``.
-        """
-        text = self.text
-        metadata = self.metadata
-        label = self.section_label()
-        if metadata:
-            speaker = metadata.get("continues_turn")
-            if speaker:
-                text = f"{speaker}: {text}"
-            opening, closing = metadata.get("fence_open"), metadata.get("fence_close")
-            if opening:
-                text = f"{opening}\n{text}"
-            if closing:
-                text = f"{text}\n{closing}"
-            context = metadata.get("context_before")
-            if context:
-                # The end of the chunk before (an overlap setting), for context only.
-                text = f"…{context}\n\n{text}"
-            title = " ".join(str(metadata.get("document_title") or "").split())
-            first = " ".join(self.heading_path[0].split()) if self.heading_path else ""
-            if title and title != first:
-                label = f"{title} > {label}" if label else title
-        return f"{label}\n\n{text}" if label else text
+        """The text with its heading path above it, for embedding; the stored text is unchanged
+        (see :func:`contextual_text`)."""
+        return contextual_text(self.text, self.heading_path, self.metadata)
 
     def to_node_record(self) -> NodeRecord:
         """Return this chunk as a graph-store write record.
@@ -303,3 +272,47 @@ _ALL_FIELDS_SET = set(Chunk.model_fields)  # shared by Chunk.made's chunks (see 
 # The pickled state of a model made without validation, but for its fields (see _new above).
 _SPAN_STATE = TextProvenance.model_construct(_SPAN_FIELDS_SET, start=0, end=0).__getstate__()
 _CHUNK_STATE = Chunk.model_construct(_ALL_FIELDS_SET, text="", provenance=None).__getstate__()
+
+
+def section_label(heading_path: Sequence[str]) -> str | None:
+    """Return a heading path as one line, or None when the path is empty.
+
+    Whitespace runs become one space and runs of three or more dashes one dash, so a heading
+    cannot end a text block in a prompt.
+    """
+    parts = [_DASH_RUN.sub("-", _WHITESPACE_RUN.sub(" ", h)).strip() for h in heading_path]
+    parts = [p for p in parts if p]
+    return " > ".join(parts) if parts else None
+
+
+def contextual_text(text: str, heading_path: Sequence[str], metadata: Mapping[str, Any] | None) -> str:
+    """A chunk's text with its heading path above it, for embedding (``Chunk.contextual_text``
+    of a chunk with these fields; a function so that stored rows need no ``Chunk``).
+
+    The document title (``metadata["document_title"]``, set at chunk time) leads the label
+    unless the heading path already starts with it. A part of a split fenced code block gets
+    back the fence lines it lacks (``metadata["fence_open"]``, with the language, and
+    ``metadata["fence_close"]``), so it still reads as a code block; a part of a split chat
+    turn after its first gets back its speaker (``metadata["continues_turn"]``). With an
+    ``overlap`` setting, the end of the chunk before (``metadata["context_before"]``) comes
+    first, after ``…``.
+    """
+    label = section_label(heading_path)
+    if metadata:
+        speaker = metadata.get("continues_turn")
+        if speaker:
+            text = f"{speaker}: {text}"
+        opening, closing = metadata.get("fence_open"), metadata.get("fence_close")
+        if opening:
+            text = f"{opening}\n{text}"
+        if closing:
+            text = f"{text}\n{closing}"
+        context = metadata.get("context_before")
+        if context:
+            # The end of the chunk before (an overlap setting), for context only.
+            text = f"…{context}\n\n{text}"
+        title = " ".join(str(metadata.get("document_title") or "").split())
+        first = " ".join(heading_path[0].split()) if heading_path else ""
+        if title and title != first:
+            label = f"{title} > {label}" if label else title
+    return f"{label}\n\n{text}" if label else text

@@ -23,6 +23,7 @@ from ingest_assets.embeddings.models import (
 from ingest_assets.embeddings.texts import (
     TEXT_MODES,
     EmbeddingPlan,
+    embedded_row_text,
     embedded_text,
     text_hash,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "EmbeddingPlan",
     "ModelError",
     "ModelInfo",
+    "embedded_row_text",
     "embedded_text",
     "load_model",
     "model_info",

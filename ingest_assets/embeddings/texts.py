@@ -9,13 +9,15 @@ No Dagster and no store here.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chunking.chunk import contextual_text
 from chunking.ids import settings_hash
 from ingest_assets.embeddings.models import ModelInfo
 
-__all__ = ["TEXT_MODES", "EmbeddingPlan", "embedded_text", "text_hash"]
+__all__ = ["TEXT_MODES", "EmbeddingPlan", "embedded_row_text", "embedded_text", "text_hash"]
 
 # ``contextual``: the chunk's heading path (and title, fences, speaker) above its text, as
 # ``Chunk.contextual_text`` gives it; ``text``: the stored text alone.
@@ -55,6 +57,13 @@ class EmbeddingPlan:
 def embedded_text(chunk: Any, mode: str) -> str:
     """The text ``chunk`` (a ``chunking.Chunk``) embeds under ``mode`` (see :data:`TEXT_MODES`)."""
     return chunk.contextual_text if mode == "contextual" else chunk.text
+
+
+def embedded_row_text(
+    text: str, heading_path: Sequence[str], metadata: Mapping[str, Any] | None, mode: str
+) -> str:
+    """What :func:`embedded_text` gives for a chunk with these fields, without making the chunk."""
+    return contextual_text(text, heading_path, metadata) if mode == "contextual" else text
 
 
 def text_hash(text: str) -> str:

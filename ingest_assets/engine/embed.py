@@ -14,19 +14,19 @@ the engine's process, one short transaction per batch of documents.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from ingest_assets.embeddings import EmbeddingPlan, embedded_text, load_model, text_hash
+from ingest_assets.embeddings import EmbeddingPlan, embedded_row_text, load_model, text_hash
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.chunk import WorkItem
 from ingest_assets.engine.keys import child_set_key, parent_set_key
 from ingest_assets.engine.progress import StepProgress
 from ingest_assets.engine.results import EmbedResult
-from ingest_assets.engine.tasks import text_chunk
 from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan
 from ingest_assets.store import IngestStore
@@ -142,6 +142,9 @@ def embed_children(
 
     size = sum(item.document.text_length for item, _ in todo)
     texts = 0
+    # A building key serves nobody yet: its documents are promoted together at the step's end,
+    # which spares a promotion per batch; a live key's are served batch by batch.
+    live = store.is_live(plan.key)
     with StepProgress(f"embeddings {plan.key}", size, "char") as progress:
         for (batch, fresh, reused, new), outcomes in run_batches(embed_texts, work(), size):
             vectors = []
@@ -162,8 +165,8 @@ def embed_children(
                 [key for _, key in batch],
                 embedding.key,
             )
-            # The batch's documents are served now if the plan has the rest of them.
-            store.publish(plan.key, plan.kinds, embedding.key, [item.document_id for item, _ in batch])
+            if live:  # the batch's documents are served now if the plan has the rest of them
+                store.publish(plan.key, plan.kinds, embedding.key, [item.document_id for item, _ in batch])
             result = results[batch[0][0].document.shard]  # a batch is of one shard
             result.sets_embedded += len(batch)
             result.texts_embedded += len(new)
@@ -194,7 +197,7 @@ def _batch_work(
     for key in keys:
         if key in hashed:
             continue
-        embedded = [embedded_text(text_chunk(row), mode) for row in rows.get(key, [])]
+        embedded = [_row_text(row, mode) for row in rows.get(key, [])]
         digests = [text_hash(text) for text in embedded]
         fresh.append(SetTexts(key, [row[0] for row in rows.get(key, [])], digests))
         texts.update(zip(digests, embedded, strict=True))
@@ -213,5 +216,11 @@ def _batch_work(
 
 def _texts_of(store: IngestStore, set_key: str, mode: str) -> dict[str, str]:
     """The embedded texts of ``set_key``'s chunks, by hash (read from its chunks)."""
-    texts = [embedded_text(text_chunk(row), mode) for row in store.embedding_rows([set_key]).get(set_key, [])]
+    texts = [_row_text(row, mode) for row in store.embedding_rows([set_key]).get(set_key, [])]
     return {text_hash(text): text for text in texts}
+
+
+def _row_text(row: tuple[str, str, list[str], str], mode: str) -> str:
+    """The embedded text of a row of :meth:`~ingest_assets.store.IngestStore.embedding_rows`."""
+    _, text, heading_path, metadata = row
+    return embedded_row_text(text, heading_path, json.loads(metadata) if metadata else None, mode)

@@ -83,6 +83,9 @@ def build_graph(
 
     # Timed over the documents' characters, as the chunk steps are (size() is 3 times that).
     started, total = time.perf_counter(), sum(size(entry) for entry in todo)
+    # Promoted batch by batch only where readers see it: a plan with an embedding stage is
+    # promoted by that step, once vectors exist, and a building key at the step's end.
+    live = plan.embedding is None and store.is_live(plan_key)
     with StepProgress(f"graph_nodes {plan_key}", total // 3, "char") as progress:
         for batch, outcomes in run_batches(graph_records, work(), total):
             sets, failures, members = [], [], []
@@ -100,7 +103,7 @@ def build_graph(
             store.write_graph_sets(sets, members)
             store.record_failures(failures)
             progress.advance(sum(entry[0].document.text_length for entry in batch))
-            if plan.embedding is None:  # else the embeddings step promotes, once vectors exist
+            if live:
                 store.publish(plan_key, plan.kinds, None, [m.document_id for m in members])
     if todo:
         store.record_timing("graph", plan_key, len(todo), total // 3, time.perf_counter() - started)

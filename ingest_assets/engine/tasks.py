@@ -132,13 +132,6 @@ def stored_chunk(row: dict[str, Any]) -> Chunk:
     return Chunk.model_construct(**{**row, "provenance": prov, "heading_path": list(row["heading_path"])})
 
 
-def text_chunk(row: tuple[str, str, list[str], str]) -> Chunk:
-    """A ``Chunk`` holding only what its embedded text reads (text, heading path, metadata), from
-    a row of :meth:`~ingest_assets.store.IngestStore.embedding_rows`; not validated, not stored."""
-    _, text, heading_path, metadata = row
-    return Chunk.model_construct(text=text, heading_path=list(heading_path), metadata=json.loads(metadata))
-
-
 @dataclass(frozen=True)
 class GraphTask:
     """Make the graph records of one document version from its stored parent and child rows

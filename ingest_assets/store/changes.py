@@ -29,10 +29,12 @@ from ingest_assets.store.writes import insert
 __all__ = [
     "CHANGES",
     "ChunkChange",
+    "Place",
     "ViewScope",
     "change_counts",
     "changes_since",
     "local_run_id",
+    "record_moves",
     "record_view_change",
     "tracked",
     "view_sets",
@@ -89,8 +91,10 @@ class ViewScope:
         return not self.document_ids and not self.plan_keys
 
 
-# (plan key, document id, role) -> the set the current view shows there: one set per place.
-ViewSets = dict[tuple[str, str, str], str]
+# (plan key, document id, role): a place of the current view, where it shows one set.
+Place = tuple[str, str, str]
+# Each place -> the set the current view shows there.
+ViewSets = dict[Place, str]
 
 
 def view_sets(con: duckdb.DuckDBPyConnection, scope: ViewScope) -> ViewSets:
@@ -102,9 +106,10 @@ def view_sets(con: duckdb.DuckDBPyConnection, scope: ViewScope) -> ViewSets:
     """
     if scope.empty:
         return {}
+    # ``promoted`` directly, one row a document: ``current_members`` unions it three times,
+    # and planning that view costs more than running it on a batch.
     select = (
-        "SELECT plan_key, document_id::VARCHAR, role, set_key FROM current_members "
-        "WHERE role IN ('parent', 'child') AND "
+        "SELECT plan_key, document_id::VARCHAR, parent_set, child_set FROM promoted WHERE state = 'live' AND "
     )
     rows: list[tuple[Any, ...]] = []
     if scope.document_ids:
@@ -115,7 +120,11 @@ def view_sets(con: duckdb.DuckDBPyConnection, scope: ViewScope) -> ViewSets:
         rows += con.execute(
             select + "plan_key IN (SELECT unnest(?::JSON::VARCHAR[]))", [json_list(scope.plan_keys)]
         ).fetchall()
-    return {(plan, document, role): set_key for plan, document, role, set_key in rows}
+    sets: ViewSets = {}
+    for plan, document, parent_set, child_set in rows:
+        sets[(plan, document, "parent")] = parent_set
+        sets[(plan, document, "child")] = child_set
+    return sets
 
 
 def _chunk_ids(con: duckdb.DuckDBPyConnection, set_keys: set[str]) -> dict[str, tuple[set[str], int]]:
@@ -141,14 +150,34 @@ def record_view_change(
     ``removed``, the new set's that the old lacked ``added`` (chunk ids that stay are kept).
     """
     after = view_sets(con, scope)
-    moved = sorted(place for place in before.keys() | after.keys() if before.get(place) != after.get(place))
-    chunks = _chunk_ids(con, {k for place in moved for k in (before.get(place), after.get(place)) if k})
+    moves = {
+        p: (before.get(p), after.get(p))
+        for p in before.keys() | after.keys()
+        if before.get(p) != after.get(p)
+    }
+    return record_moves(con, run_id, moves, now)
+
+
+def record_moves(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    moves: dict[Place, tuple[str | None, str | None]],
+    now: datetime,
+) -> int:
+    """Append to ``chunk_changes`` what the current view gained and lost where the set it shows
+    moved (place -> (old set, new set), None: no set there); returns the rows appended.
+
+    The old set's chunks that the new set lacks are ``removed``, the new set's that the old
+    lacked ``added`` (chunk ids that stay are kept).
+    """
+    chunks = _chunk_ids(con, {k for pair in moves.values() for k in pair if k})
     nothing: tuple[set[str], int] = (set(), 0)
     rows = []
-    for place in moved:
+    for place in sorted(moves):
         plan, document, _ = place
-        old, old_level = chunks.get(before.get(place, ""), nothing)
-        new, new_level = chunks.get(after.get(place, ""), nothing)
+        before, after = moves[place]
+        old, old_level = chunks.get(before or "", nothing)
+        new, new_level = chunks.get(after or "", nothing)
         for change, ids, level in (("added", new - old, new_level), ("removed", old - new, old_level)):
             rows += [
                 {"run_id": run_id, "plan_key": plan, "chunk_id": c, "document_id": document, "level": level,

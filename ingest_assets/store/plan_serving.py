@@ -47,6 +47,11 @@ class PlanServing:
         with self.connect() as con:
             return serving.state_rows(con)
 
+    def is_live(self, plan_key: str) -> bool:
+        """Whether readers are served ``plan_key`` now (its state is ``live``)."""
+        state = self.plan_states().get(plan_key)
+        return state is not None and state.state == serving.LIVE
+
     def live_plans(self) -> list[str]:
         """Return the keys of live plans, sorted."""
         return sorted(key for key, s in self.plan_states().items() if s.state == serving.LIVE)

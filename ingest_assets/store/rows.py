@@ -304,6 +304,20 @@ MEMBERS = pa.schema(
         ("updated_at", pa.timestamp("us")),
     ]
 )
+PROMOTIONS = pa.schema(
+    [
+        ("plan_key", pa.string()),
+        ("document_id", _UUID),
+        ("version_id", _UUID),
+        ("parent_set", pa.string()),
+        ("child_set", pa.string()),
+        ("graph_set", pa.string()),
+        ("embedding", pa.string()),
+        ("seq", pa.int64()),
+        ("run_id", pa.string()),
+        ("at", pa.timestamp("us")),
+    ]
+)
 GRAPH_SETS = pa.schema(
     [
         ("set_key", pa.string()),

@@ -27,8 +27,10 @@ from typing import Any
 
 import duckdb
 
-from ingest_assets.store.changes import ViewScope, tracked
+from ingest_assets.store.changes import Place, ViewScope, record_moves, tracked
 from ingest_assets.store.lists import json_list
+from ingest_assets.store.rows import PROMOTIONS
+from ingest_assets.store.writes import insert
 
 __all__ = [
     "PlanRegistration",
@@ -216,11 +218,14 @@ def promote(
     ids = None if document_ids is None else json_list(sorted({str(i) for i in document_ids}))
     if ids == "[]":
         return 0
-    scope = "" if ids is None else "AND p.document_id IN (SELECT unnest($5::JSON::UUID[])) "
+    scope = "" if ids is None else "AND p.document_id IN (SELECT unnest($3::JSON::UUID[])) "
+    # The rows to insert, each with what the plan promoted before (its newest row): what the
+    # current view showed there before this insert, if the plan is live. Reading that here
+    # spares reading the promoted view before and after the insert.
     query = (
-        "INSERT INTO promotions "
-        "SELECT p.plan_key, p.document_id, p.version_id, p.set_key, c.set_key, g.set_key, $2, "
-        "  coalesce(last.seq, 0) + 1, $3, $4 "
+        "SELECT p.document_id::VARCHAR, p.version_id::VARCHAR, p.set_key, c.set_key, g.set_key, "
+        "  coalesce(last.seq, 0) + 1, last.parent_set, last.child_set, "
+        "  (SELECT state FROM plan_status WHERE plan_key = $1) "
         "FROM plan_members p "
         "JOIN sources s ON s.document_id = p.document_id AND s.version_id = p.version_id AND NOT s.deleted "
         "JOIN plan_members c ON c.plan_key = p.plan_key AND c.document_id = p.document_id "
@@ -236,10 +241,29 @@ def promote(
         "  OR last.child_set <> c.set_key OR last.graph_set <> g.set_key "
         "  OR last.embedding IS DISTINCT FROM $2)"
     )
-    params: list[Any] = [plan_key, embedding, run_id, now]
+    params: list[Any] = [plan_key, embedding]
     if ids is not None:
         params.append(ids)
-    affected = ViewScope.plans([plan_key]) if ids is None else ViewScope.documents(json.loads(ids))
-    with tracked(con, run_id, affected, now):
-        inserted = con.execute(query, params).fetchone()
-    return int(inserted[0]) if inserted else 0
+    rows = con.execute(query, params).fetchall()
+    insert(
+        con,
+        "promotions",
+        [
+            {"plan_key": plan_key, "document_id": doc, "version_id": version, "parent_set": parent,
+             "child_set": child, "graph_set": graph, "embedding": embedding, "seq": seq, "run_id": run_id,
+             "at": now}
+            for doc, version, parent, child, graph, seq, *_ in rows
+        ],
+        PROMOTIONS,
+    )  # fmt: skip
+    if rows and rows[0][-1] == LIVE:
+        # Readers saw each document's previous promotion (the source is current, so not
+        # deleted) and now see this one.
+        moves: dict[Place, tuple[str | None, str | None]] = {}
+        for doc, _, parent, child, _, _, old_parent, old_child, _ in rows:
+            if parent != old_parent:
+                moves[(plan_key, doc, "parent")] = (old_parent, parent)
+            if child != old_child:
+                moves[(plan_key, doc, "child")] = (old_child, child)
+        record_moves(con, run_id, moves, now)
+    return len(rows)
