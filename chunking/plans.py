@@ -217,9 +217,6 @@ def _place(loc: tuple[int | str, ...]) -> str:
             strategy = f" ({rest[1]})" if len(rest) >= 2 and rest[1] in CHUNKER_TYPES else ""
             place.append(f"{rest[0]} chunker{strategy}")
             rest = rest[2:] if strategy else rest[1:]
-    elif rest[:1] == ["embedding"]:
-        place.append("embedding")
-        rest = rest[1:]
     if rest:
         place.append(f"field {'.'.join(map(str, rest))!r}")
     return ", ".join(place)
