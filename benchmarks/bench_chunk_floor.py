@@ -7,7 +7,7 @@ Run from the project root::
 Three timings per round, each started as ``bench_chunking.py`` starts its own (right after a full
 collection, ``benchmarks.common.start_clock``), in an order that rotates every round:
 
-* ``section (ours)``: ``SectionChunker(size=512, tokenizer="character").chunk`` of every document;
+* ``section (ours)``: ``SectionChunker(chunk_size=512, tokenizer="character").chunk`` of every document;
 * ``output only``: the section chunker's chunks made again from their spans and nothing else
   (no parsing of units, no splitting or packing): ``Chunk.made`` with its ``TextProvenance``, the
   id, the exact-slice check. It is the least any chunker costs that returns these chunks;
@@ -77,7 +77,7 @@ class _Record(NamedTuple):
 def _spans(docs: list[Document]) -> list[list[tuple[int, int, int]]]:
     """Each document's section chunks at 512 characters as (start, end, tokens); page chunks
     (no span) are left out of the output-only timing."""
-    chunker = SectionChunker(size=SIZE, tokenizer="character")
+    chunker = SectionChunker(chunk_size=SIZE, tokenizer="character")
     out = []
     for doc in docs:
         spans = []
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     from chonkie import RecursiveChunker as ChonkieRecursiveChunker
 
     def section() -> Callable[[], Any]:
-        chunker = SectionChunker(size=SIZE, tokenizer="character")
+        chunker = SectionChunker(chunk_size=SIZE, tokenizer="character")
         chunker.chunk(docs[0])
         return lambda: [chunker.chunk(d) for d in docs]
 

@@ -9,7 +9,7 @@ Every file of the corpus is parsed once with ``parse_file`` (not timed). Our sec
 the ``Document``; every other system gets ``Document.text``. At 512 tokens, for the ``character``
 and ``cl100k_base`` tokenizers, it times:
 
-* ``section (ours)``: ``SectionChunker(size=512).chunk(document)`` (validation, ids included);
+* ``section (ours)``: ``SectionChunker(chunk_size=512).chunk(document)`` (validation, ids included);
 * ``recursive (ours)``: ``RecursiveChunker(chunk_size=512).split(text)``;
 * ``chonkie RecursiveChunker`` with the very same chonkie tokenizer object;
 * ``semchunk`` with the same tiktoken encoding (``len`` for characters), memoized as by default;
@@ -84,7 +84,7 @@ class System:
 
 def _ours_section(tokenizer: str) -> System:
     def build() -> Runner:
-        chunker = SectionChunker(size=SIZE, tokenizer=tokenizer)
+        chunker = SectionChunker(chunk_size=SIZE, tokenizer=tokenizer)
         return lambda docs: [chunker.chunk(d) for d in docs]
 
     def describe(doc: Document, chunks: Any) -> list[Piece]:

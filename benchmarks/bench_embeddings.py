@@ -52,8 +52,8 @@ def plans_yaml(child: int) -> str:
         parent: {{strategy: turn-window, chunk_size: {PARENT}}}
         child: {{strategy: recursive, chunk_size: {child}}}
       "*":
-        parent: {{strategy: section, size: {PARENT}}}
-        child: {{strategy: section, size: {child}}}
+        parent: {{strategy: section, chunk_size: {PARENT}}}
+        child: {{strategy: section, chunk_size: {child}}}
 """
 
 

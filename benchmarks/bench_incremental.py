@@ -82,8 +82,8 @@ def plans_yaml(child: int) -> str:
         parent: {{strategy: turn-window, chunk_size: {PARENT}, tokenizer: {TOKENIZER}}}
         child: {{strategy: recursive, chunk_size: {child}, tokenizer: {TOKENIZER}}}
       "*":
-        parent: {{strategy: section, size: {PARENT}, tokenizer: {TOKENIZER}}}
-        child: {{strategy: section, size: {child}, tokenizer: {TOKENIZER}}}
+        parent: {{strategy: section, chunk_size: {PARENT}, tokenizer: {TOKENIZER}}}
+        child: {{strategy: section, chunk_size: {child}, tokenizer: {TOKENIZER}}}
 """
 
 

@@ -2,12 +2,20 @@
 
 from chunking import Document, ParentChildChunker, SectionChunker, RecursiveChunker
 doc = Document.from_text(open("notes.txt").read(), source_uri="file:///notes.txt")
-leveled = ParentChildChunker(parent=SectionChunker(size=1024), child=RecursiveChunker(chunk_size=256))
+leveled = ParentChildChunker(parent=SectionChunker(chunk_size=1024), child=RecursiveChunker(chunk_size=256))
 for chunk in leveled.chunk(doc):
     print(chunk.level, chunk.index, chunk.provenance, chunk.text[:40])
 """
 
-from chunking.chunk import Chunk, ContentKind, NodeRecord, PageProvenance, Provenance, TextProvenance
+from chunking.chunk import (
+    Chunk,
+    ChunkMetadata,
+    ContentKind,
+    NodeRecord,
+    PageProvenance,
+    Provenance,
+    TextProvenance,
+)
 from chunking.chunkers import (
     CHUNKER_TYPES,
     BaseChunker,
@@ -30,6 +38,7 @@ __all__ = [
     "KINDS",
     "BaseChunker",
     "Chunk",
+    "ChunkMetadata",
     "ChunkingError",
     "ContentKind",
     "Document",

@@ -10,10 +10,12 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chunking.chunk_metadata import ChunkMetadata
 from chunking.ids import CHUNK_NAMESPACE, SEPARATOR, uuid5_with_prefix
 
 __all__ = [
     "Chunk",
+    "ChunkMetadata",
     "ContentKind",
     "NodeRecord",
     "PageProvenance",
@@ -30,17 +32,19 @@ _WHITESPACE_RUN = re.compile(r"\s+")
 _DASH_RUN = re.compile(r"-{3,}")
 
 
-# A model made without validation gets what ``model_construct`` gives: its fields as __dict__, a
-# fields set, no extra and no private values. They are set through BaseModel's slot descriptors
-# (a call each, where object.__setattr__ looks each name up on the class first).
+# Models made without validation (a chunker's own well-typed values, one per chunk) are made
+# through pydantic's pickle protocol: ``__setstate__`` with the state ``__getstate__`` gives
+# (taken once from a ``model_construct`` template, so pydantic names its own keys), the
+# ``__dict__`` being the object's fields. That is what ``model_construct`` makes (the test
+# tests/chunking/test_chunk_construction.py holds them equal), without its loop over every
+# field's aliases and defaults, which at character budgets would slow the section chunker.
 _new = object.__new__
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-_SPAN_FIELDS_SET = {"start", "end"}  # what TextProvenance(start=..., end=...) sets
-_PAGES_FIELDS_SET = {"pages"}  # what PageProvenance(pages=...) sets
+_setstate = BaseModel.__setstate__  # read once: these run once per chunk
+# What TextProvenance(start=..., end=...) and PageProvenance(pages=...) set: each made without
+# validation shares one set (a frozen model never changes its fields_set, and a set less per
+# object is a tracked object less for the garbage collector).
+_SPAN_FIELDS_SET = {"start", "end"}
+_PAGES_FIELDS_SET = {"pages"}
 
 
 class TextProvenance(BaseModel):
@@ -55,14 +59,9 @@ class TextProvenance(BaseModel):
     @classmethod
     def at(cls, start: int, end: int) -> TextProvenance:
         """A span from a chunker's own offsets (non-negative ints), without validation: what
-        ``model_construct`` gives, at a fraction of its cost (placed once per chunk)."""
+        ``model_construct(start=start, end=end)`` gives (placed once per chunk)."""
         span = _new(cls)
-        _set_dict(span, {"kind": "text", "start": start, "end": end})
-        # One set shared by every such span: a frozen model never changes its fields_set, and
-        # a set less per span is a tracked object less for the garbage collector.
-        _set_fields_set(span, _SPAN_FIELDS_SET)
-        _set_extra(span, None)
-        _set_private(span, None)
+        _setstate(span, {**_SPAN_STATE, "__dict__": {"kind": "text", "start": start, "end": end}})
         return span
 
 
@@ -78,13 +77,8 @@ class PageProvenance(BaseModel):
     @classmethod
     def of(cls, pages: tuple[int, ...]) -> PageProvenance:
         """Pages from a chunker's own units (a non-empty tuple of page numbers from 1), without
-        validation: what ``model_construct`` gives, as :meth:`TextProvenance.at` does."""
-        span = _new(cls)
-        _set_dict(span, {"kind": "page", "pages": pages, "boxes": ()})
-        _set_fields_set(span, _PAGES_FIELDS_SET)
-        _set_extra(span, None)
-        _set_private(span, None)
-        return span
+        validation: what ``model_construct(pages=pages)`` gives."""
+        return cls.model_construct(_PAGES_FIELDS_SET, kind="page", pages=pages, boxes=())
 
 
 Provenance = Annotated[TextProvenance | PageProvenance, Field(discriminator="kind")]
@@ -115,7 +109,9 @@ class Chunk(BaseModel):
         chunker_hash: Fingerprint of that chunker's settings.
         level: 1 for a parent (unit of extraction), 0 for a child or flat chunk.
         parent_id: The parent chunk's id, for a child.
-        metadata: Strategy-specific facts (token count, turn range, speakers, ...).
+        metadata: Facts beside the fields (token count, turn range, speakers, fences, ...):
+            a plain dict whose keys and types :class:`~chunking.chunk_metadata.ChunkMetadata`
+            declares.
         embedding: Optional vector.
         created_at: When the chunk object was made.
     """
@@ -133,7 +129,7 @@ class Chunk(BaseModel):
     chunker_hash: str | None = None
     level: int = Field(default=0, ge=0, le=1)
     parent_id: UUID | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: ChunkMetadata = Field(default_factory=lambda: ChunkMetadata())
     embedding: list[float] | None = None
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
@@ -146,42 +142,40 @@ class Chunk(BaseModel):
         provenance: TextProvenance | PageProvenance,
         heading_path: list[str],
         content_kind: ContentKind,
-        metadata: dict[str, Any],
+        metadata: ChunkMetadata,
         created_at: datetime,
     ) -> Chunk:
         """A chunk from a chunker's own well-typed values, without validation: what
         ``model_construct`` gives with every field set (id, index and names left for
-        ``BaseChunker.chunk`` to place), at a tenth of its cost, which at character budgets is
-        most of the cost of a chunk. The values must already be of the fields' types.
+        ``BaseChunker.chunk`` to place). The values must already be of the fields' types.
 
-        Every field is set, so the chunks share one fields_set holding every field name:
-        pydantic only ever adds a field name to it (on assignment; copies get their own set),
-        which leaves it as it is, and one set instead of one per chunk spares the garbage
-        collector a tracked object per chunk (a full collection over the heap costs 0.1 s
-        when a corpus is parsed)."""
+        The chunks share one fields_set holding every field name: pydantic only ever adds a
+        field name to it (on assignment; copies get their own set), which leaves it as it is,
+        and one set instead of one per chunk spares the garbage collector a tracked object per
+        chunk."""
         chunk = _new(cls)
-        _set_dict(
+        _setstate(
             chunk,
             {
-                "id": None,
-                "document_id": document_id,
-                "index": 0,
-                "text": text,
-                "provenance": provenance,
-                "heading_path": heading_path,
-                "content_kind": content_kind,
-                "chunker": None,
-                "chunker_hash": None,
-                "level": 0,
-                "parent_id": None,
-                "metadata": metadata,
-                "embedding": None,
-                "created_at": created_at,
+                **_CHUNK_STATE,
+                "__dict__": {
+                    "id": None,
+                    "document_id": document_id,
+                    "index": 0,
+                    "text": text,
+                    "provenance": provenance,
+                    "heading_path": heading_path,
+                    "content_kind": content_kind,
+                    "chunker": None,
+                    "chunker_hash": None,
+                    "level": 0,
+                    "parent_id": None,
+                    "metadata": metadata,
+                    "embedding": None,
+                    "created_at": created_at,
+                },
             },
         )
-        _set_fields_set(chunk, _ALL_FIELDS_SET)
-        _set_extra(chunk, None)
-        _set_private(chunk, None)
         return chunk
 
     @staticmethod
@@ -275,6 +269,9 @@ class Chunk(BaseModel):
 
 
 _ALL_FIELDS_SET = set(Chunk.model_fields)  # shared by Chunk.made's chunks (see there)
+# The pickled state of a model made without validation, but for its fields (see _new above).
+_SPAN_STATE = TextProvenance.model_construct(_SPAN_FIELDS_SET, start=0, end=0).__getstate__()
+_CHUNK_STATE = Chunk.model_construct(_ALL_FIELDS_SET, text="", provenance=None).__getstate__()
 
 
 def section_label(heading_path: Sequence[str]) -> str | None:

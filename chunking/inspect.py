@@ -28,8 +28,8 @@ _BARS = 40
 
 
 def budget_of(chunker: BaseChunker) -> int | None:
-    """The size budget of a chunker (``size`` or ``chunk_size``), None when it has neither."""
-    return getattr(chunker, "size", None) or getattr(chunker, "chunk_size", None)
+    """The size budget of a chunker (``chunk_size``), None when it has none."""
+    return getattr(chunker, "chunk_size", None)
 
 
 def render_chunk(chunk: Chunk, width: int = 100, *, full: bool = False) -> str:

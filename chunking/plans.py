@@ -1,74 +1,246 @@
-"""Read a plans file's chunkers without the pipeline: ``plans.yaml`` routes to chunkers.
+"""The plans file (``plans.yaml``): one typed model and its one reader, for the library and the
+pipeline alike.
 
-A plans file maps plan names to routes keyed by document kind (``"*"`` for every other kind),
-each route a parent and a child chunker given as ``strategy`` plus that chunker's fields (see the
-project's ``plans.yaml``). This module reads only what building a route's chunkers needs, through
-:func:`chunking.chunkers.chunker_from_settings`, the same registry the pipeline builds them with;
-the pipeline's own plan model (keys, fingerprints, validation messages) stays in the pipeline.
+A plans file maps plan names to plans; a plan routes document kinds (``"*"`` for every other
+kind) to a parent and a child chunker, each ``strategy`` plus that chunker's own fields
+(:data:`chunking.chunkers.registry.RouteChunker`: a typo or a value out of bounds is an error
+naming the plan, the route and the field), and may name an embedding stage. Reading a file
+builds its chunkers (and loads their tokenizers), so a valid :class:`PlansFile` is runnable.
+
+A renamed setting (``size`` of the section chunker, now ``chunk_size``) is still read under its
+old name, with a logged warning and a ``DeprecationWarning`` naming the file, the place and the
+new name; fingerprints do not depend on the spelling. The JSON schema editors use for the file
+is :func:`chunking.plan_schema.plans_schema`, generated from these models.
 """
 
 from __future__ import annotations
 
+import logging
+import warnings
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from chunking.chunkers.base import BaseChunker
 from chunking.chunkers.leveling import ParentChildChunker
-from chunking.chunkers.registry import chunker_from_settings
+from chunking.chunkers.registry import CHUNKER_TYPES, RouteChunker
+from chunking.chunkers.schema_docs import document_fields, outside_caller
 
-__all__ = ["FALLBACK_ROUTE", "leveler_for", "plan_routes", "read_plans"]
+__all__ = [
+    "DEFAULT_EMBEDDING_MODEL",
+    "FALLBACK_ROUTE",
+    "EmbeddingSpec",
+    "PlanError",
+    "PlanSpec",
+    "PlansFile",
+    "RouteSpec",
+    "leveler_for",
+    "parse_plans_data",
+    "plan_routes",
+    "read_plans_file",
+]
+
+logger = logging.getLogger(__name__)
 
 FALLBACK_ROUTE = "*"
+DEFAULT_EMBEDDING_MODEL = "wordllama:l2_supercat_256"
+# A plan name becomes part of a Dagster partition key.
+PlanName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")]
+_NAME_RULE = "a plan name is 1-64 letters, digits, '_', '.' or '-' (it becomes a partition key)"
+_MODEL = ConfigDict(frozen=True, extra="forbid", json_schema_extra=document_fields)
 
 
-def read_plans(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Return the ``plans`` mapping of a plans file (plan name to its raw config).
+class PlanError(ValueError):
+    """A plans file is missing or invalid; the message names the file, plan, route and field."""
+
+
+class RouteSpec(BaseModel):
+    """The chunkers of one route.
+
+    Attributes:
+        parent: The chunker of level-1 chunks (the unit of extraction).
+        child: The chunker that splits each parent into level-0 chunks (the unit of search).
+    """
+
+    model_config = _MODEL
+
+    parent: RouteChunker
+    child: RouteChunker
+
+    def leveler(self) -> ParentChildChunker:
+        """The parent/child chunker that runs this route."""
+        return ParentChildChunker(parent=self.parent, child=self.child)
+
+
+class EmbeddingSpec(BaseModel):
+    """A plan's embedding stage; not part of the plan key (a model change re-embeds, it never
+    re-chunks).
+
+    Attributes:
+        model: An offline model: ``wordllama:<config>_<dim>`` (shipped in the wordllama wheel),
+            or ``chonkie:<Class>:<local folder>``.
+        text: ``contextual`` (the heading path above the text) or ``text`` (the stored text).
+    """
+
+    model_config = _MODEL
+
+    model: str = DEFAULT_EMBEDDING_MODEL
+    text: Literal["contextual", "text"] = "contextual"
+
+
+class PlanSpec(BaseModel):
+    """One plan.
+
+    Attributes:
+        description: What the plan is for (shown in the UI).
+        routes: The route of each document kind (``markdown``, ``html``, ``text``, ``pdf``,
+            ``csv``, ``chat``); ``"*"`` takes every other kind.
+        embedding: Vectors for the plan's children; absent: the plan embeds nothing.
+    """
+
+    model_config = _MODEL
+
+    description: str = ""
+    routes: dict[str, RouteSpec] = Field(min_length=1)
+    embedding: EmbeddingSpec | None = None
+
+    def route_for(self, kind: str) -> RouteSpec | None:
+        """The route for a document kind, else the ``"*"`` route, else None."""
+        return self.routes.get(kind) or self.routes.get(FALLBACK_ROUTE)
+
+
+class PlansFile(BaseModel):
+    """A plans file: plans by name. A plan's key is ``<name>-<fingerprint of its chunkers>``.
+
+    Attributes:
+        plans: The plans by name (1-64 letters, digits, ``_``, ``.`` or ``-``).
+    """
+
+    model_config = _MODEL
+
+    plans: dict[PlanName, PlanSpec] = Field(min_length=1)
+
+
+def read_plans_file(path: str | Path) -> PlansFile:
+    """Read and validate a plans file.
 
     Raises:
-        ValueError: The file is not YAML with a non-empty ``plans`` mapping (the message names
-            the file).
+        PlanError: The file cannot be read, is not YAML, or describes an invalid plan; the
+            message names the file and, for a bad setting, the plan, route and field.
     """
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    plans = data.get("plans") if isinstance(data, dict) else None
-    if not isinstance(plans, dict) or not plans:
-        raise ValueError(f"{path}: a plans file needs a non-empty 'plans' mapping")
-    return plans
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise PlanError(
+            f"{path}: cannot read the plans file ({error.strerror}); set INGEST_PLANS or pass --plans"
+        ) from error
+    except yaml.YAMLError as error:
+        raise PlanError(f"{path}: not valid YAML ({error})") from error
+    return parse_plans_data(data, str(path))
 
 
-def plan_routes(path: str | Path, plan: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-    """Return one plan's routes, ``{kind: {"parent": settings, "child": settings}}``.
+def parse_plans_data(data: Any, source: str = "plans") -> PlansFile:
+    """Validate plain data (a loaded plans file) named ``source`` in messages.
+
+    Raises:
+        PlanError: The data does not describe valid plans.
+    """
+    if not isinstance(data, dict) or not data.get("plans"):
+        raise PlanError(f"{source}: a plans file needs a non-empty 'plans' mapping")
+    try:
+        return PlansFile.model_validate(_current_names(data, source))
+    except ValidationError as error:
+        raise PlanError(f"{source}: {_describe(error)}") from error
+
+
+def _current_names(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """``data`` with each renamed chunker setting under its current name, warning of each."""
+    plans = data["plans"]
+    if not isinstance(plans, dict):
+        return data
+    renamed: dict[str, Any] = {}
+    for name, plan in plans.items():
+        routes = plan.get("routes") if isinstance(plan, dict) else None
+        if not isinstance(routes, dict):
+            renamed[name] = plan
+            continue
+        new_routes = {
+            kind: {
+                role: _renamed(spec, f"{source}: plan {name!r}, route {kind!r}, {role} chunker")
+                for role, spec in route.items()
+            }
+            if isinstance(route, dict)
+            else route
+            for kind, route in routes.items()
+        }
+        renamed[name] = {**plan, "routes": new_routes}
+    return {**data, "plans": renamed}
+
+
+def _renamed(spec: Any, where: str) -> Any:
+    """A chunker's settings with old names made current (nested chunkers too)."""
+    if not isinstance(spec, dict):
+        return spec
+    out = {
+        key: _renamed(value, f"{where}, {key}") if isinstance(value, dict) else value
+        for key, value in spec.items()
+    }
+    kind = CHUNKER_TYPES.get(spec.get("strategy"))  # type: ignore[arg-type]
+    for old, new in getattr(kind, "renamed", {}).items():
+        if old in out and new not in out:
+            message = f"{where}: {old!r} is deprecated; write {new!r}"
+            logger.warning(message)
+            warnings.warn(message, DeprecationWarning, stacklevel=outside_caller())
+            out[new] = out.pop(old)
+    return out
+
+
+def _describe(error: ValidationError) -> str:
+    """Each error of a plans file as ``plan 'p', route 'r', child chunker (section), field
+    'f': message``."""
+    return "; ".join(f"{_place(e['loc'])}: {e['msg']}" for e in error.errors(include_url=False))
+
+
+def _place(loc: tuple[int | str, ...]) -> str:
+    parts = list(loc)
+    if parts[:1] != ["plans"] or len(parts) < 2:
+        return f"field {'.'.join(map(str, parts))!r}" if parts else "(top level)"
+    if parts[2:3] == ["[key]"]:
+        return f"plan {parts[1]!r}: {_NAME_RULE}"
+    place = [f"plan {parts[1]!r}"]
+    rest = parts[2:]
+    if rest[:1] == ["routes"] and len(rest) >= 2:
+        place.append(f"route {rest[1]!r}")
+        rest = rest[2:]
+        if rest[:1] in (["parent"], ["child"]):
+            strategy = f" ({rest[1]})" if len(rest) >= 2 and rest[1] in CHUNKER_TYPES else ""
+            place.append(f"{rest[0]} chunker{strategy}")
+            rest = rest[2:] if strategy else rest[1:]
+    if rest:
+        place.append(f"field {'.'.join(map(str, rest))!r}")
+    return ", ".join(place)
+
+
+def plan_routes(path: str | Path, plan: str | None = None) -> dict[str, RouteSpec]:
+    """Return one plan's routes by document kind.
 
     Args:
         path: The plans file.
         plan: The plan's name; None takes the only plan, or the one named ``default``.
 
     Raises:
-        ValueError: No such plan (the message lists the plans), or the plan has no routes.
+        PlanError: The file is invalid, or has no such plan (the message lists the plans).
     """
-    plans = read_plans(path)
+    plans = read_plans_file(path).plans
     if plan is None:
         plan = "default" if "default" in plans or len(plans) != 1 else next(iter(plans))
     if plan not in plans:
-        raise ValueError(f"{path}: no plan {plan!r}; the plans are: {', '.join(plans)}")
-    routes = (plans[plan] or {}).get("routes")
-    if not isinstance(routes, dict) or not routes:
-        raise ValueError(f"{path}: plan {plan!r} has no routes")
-    return routes
+        raise PlanError(f"{path}: no plan {plan!r}; the plans are: {', '.join(plans)}")
+    return plans[plan].routes
 
 
-def leveler_for(routes: dict[str, dict[str, dict[str, Any]]], kind: str) -> ParentChildChunker | None:
-    """Build the parent/child chunker of the route for ``kind`` (else ``"*"``); None if unrouted.
-
-    Raises:
-        ValueError: A chunker's strategy is missing or unknown.
-        pydantic.ValidationError: A chunker's field is unknown or out of range.
-    """
+def leveler_for(routes: dict[str, RouteSpec], kind: str) -> ParentChildChunker | None:
+    """The parent/child chunker of the route for ``kind`` (else ``"*"``); None if unrouted."""
     route = routes.get(kind) or routes.get(FALLBACK_ROUTE)
-    if route is None:
-        return None
-    parent, child = (chunker_from_settings(dict(route[role])) for role in ("parent", "child"))
-    if not isinstance(parent, BaseChunker) or not isinstance(child, BaseChunker):
-        raise ValueError(f"route {kind!r}: parent and child must be flat chunkers")
-    return ParentChildChunker(parent=parent, child=child)
+    return None if route is None else route.leveler()

@@ -1,20 +1,11 @@
-"""Chunking plans: which parent and child chunker each document kind goes through.
+"""Chunking plans for the pipeline: each plan of the plans file, built, fingerprinted and keyed.
 
-A plans file (YAML, default ``plans.yaml``, or ``$INGEST_PLANS``) looks like::
-
-    plans:
-      default:
-        routes:
-          chat:
-            parent: {strategy: turn-window, chunk_size: 1024}
-            child: {strategy: recursive, chunk_size: 256}
-          "*":
-            parent: {strategy: section, size: 1024}
-            child: {strategy: section, size: 256}
-
-A plan's fingerprint hashes its routes' chunker fingerprints, so it moves exactly when a
-chunker's settings or versions move; its key ``<name>-<fingerprint>`` is the Dagster
-partition key of the chunk assets. No Dagster import here.
+The file is read by :func:`chunking.plans.read_plans_file`, the one reader and the one typed
+model of ``plans.yaml`` (its chunkers are built and validated there; a bad plan is a
+:class:`PlanError` naming the plan, route and field). Here each plan gets its fingerprint, a
+hash of its routes' chunker fingerprints, so it moves exactly when a chunker's settings or
+versions move; its key ``<name>-<fingerprint>`` is the Dagster partition key of the chunk
+assets; and its embedding model is resolved. No Dagster import here.
 """
 
 from __future__ import annotations
@@ -24,60 +15,22 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from chunking import ParentChildChunker, chunker_from_settings
+from chunking import BaseChunker, ParentChildChunker
 from chunking.ids import settings_hash
-from ingest_assets.embeddings import EmbeddingConfig, EmbeddingPlan, ModelError, model_info
+from chunking.plans import FALLBACK_ROUTE, PlanError, PlanSpec, parse_plans_data, read_plans_file
+from ingest_assets.embeddings import EmbeddingPlan, ModelError, model_info
 from ingest_assets.settings import Settings
 
 __all__ = [
     "Plan",
-    "PlanConfig",
     "PlanError",
-    "PlansFileConfig",
     "Route",
-    "RouteConfig",
+    "build_plan",
     "cached_plans",
     "default_plans_path",
     "load_plans",
+    "parse_plans",
 ]
-
-FALLBACK_ROUTE = "*"
-_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
-
-
-class PlanError(ValueError):
-    """A plans file is missing or invalid; the message names the plan, route and field."""
-
-
-class RouteConfig(BaseModel):
-    """The parent and child chunker of one route, each as ``strategy`` plus its fields."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    parent: dict[str, Any]
-    child: dict[str, Any]
-
-
-class PlanConfig(BaseModel):
-    """One named plan: routes keyed by document kind, ``"*"`` for every other kind."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    description: str = ""
-    routes: dict[str, RouteConfig] = Field(min_length=1)
-    # Absent: the plan has no embedding stage. Not part of the plan's fingerprint.
-    embedding: EmbeddingConfig | None = None
-
-
-class PlansFileConfig(BaseModel):
-    """The whole plans file: at least one plan, keyed by name."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    plans: dict[str, PlanConfig] = Field(min_length=1)
 
 
 @dataclass(frozen=True)
@@ -85,8 +38,8 @@ class Route:
     """A validated route: the built chunkers and the leveler that runs them."""
 
     kind: str
-    parent: Any
-    child: Any
+    parent: BaseChunker
+    child: BaseChunker
     leveler: ParentChildChunker
 
     # Taken once, when the plan is built, like the plan's own fingerprint: a route and its plan
@@ -164,55 +117,27 @@ def cached_plans(path: str | Path) -> list[Plan]:
     return list(_plans_at(str(path), stat.st_mtime_ns, stat.st_size))
 
 
-def _field_errors(error: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
-        for e in error.errors(include_url=False)
-    )
-
-
-def _build_chunker(plan: str, route: str, role: str, spec: dict[str, Any]) -> Any:
-    where = f"plan {plan!r}, route {route!r}, {role} chunker"
-    try:
-        return chunker_from_settings(dict(spec))
-    except ValidationError as error:
-        raise PlanError(f"{where}: {_field_errors(error)}") from error
-    except (ValueError, TypeError, KeyError) as error:
-        raise PlanError(f"{where}: {error}") from error
-
-
-def build_plan(name: str, config: PlanConfig) -> Plan:
-    """Build and fingerprint one plan.
+def build_plan(name: str, spec: PlanSpec) -> Plan:
+    """Build and fingerprint one plan of a validated plans file.
 
     Raises:
-        PlanError: A bad name or chunker setting; the message names plan, route and field.
+        PlanError: The embedding model cannot be had (the message names the plan).
     """
-    import re
-
-    if not re.match(_NAME_PATTERN, name):
-        raise PlanError(
-            f"plan {name!r}: name must be 1-64 letters, digits, '_', '.' or '-' (it becomes a partition key)"
-        )
-    routes: dict[str, Route] = {}
-    for kind, route in config.routes.items():
-        parent = _build_chunker(name, kind, "parent", route.parent)
-        child = _build_chunker(name, kind, "child", route.child)
-        try:
-            leveler = ParentChildChunker(parent=parent, child=child)
-        except (ValidationError, ValueError) as error:
-            raise PlanError(f"plan {name!r}, route {kind!r}: {error}") from error
-        routes[kind] = Route(kind=kind, parent=parent, child=child, leveler=leveler)
+    routes = {
+        kind: Route(kind=kind, parent=route.parent, child=route.child, leveler=route.leveler())
+        for kind, route in spec.routes.items()
+    }
     fingerprint = settings_hash(
         {kind: {"parent": r.parent_fingerprint, "child": r.child_fingerprint} for kind, r in routes.items()}
     )
     embedding = None
-    if config.embedding is not None:
+    if spec.embedding is not None:
         try:
-            embedding = EmbeddingPlan(model_info(config.embedding.model), config.embedding.text)
+            embedding = EmbeddingPlan(model_info(spec.embedding.model), spec.embedding.text)
         except ModelError as error:
             raise PlanError(f"plan {name!r}, embedding: {error}") from error
     return Plan(
-        name=name, fingerprint=fingerprint, routes=routes, description=config.description, embedding=embedding
+        name=name, fingerprint=fingerprint, routes=routes, description=spec.description, embedding=embedding
     )
 
 
@@ -222,32 +147,21 @@ def parse_plans(data: Any, source: str = "plans") -> list[Plan]:
     Raises:
         PlanError: The data does not describe valid plans.
     """
-    try:
-        config = PlansFileConfig.model_validate(data)
-    except ValidationError as error:
-        raise PlanError(f"{source}: {_field_errors(error)}") from error
-    plans = [build_plan(name, plan) for name, plan in sorted(config.plans.items())]
-    return plans
+    return _built(parse_plans_data(data, source).plans, source)
 
 
 def load_plans(path: str | Path | None = None) -> list[Plan]:
-    """Load and validate a plans file (default: :func:`default_plans_path`).
+    """Load and validate a plans file (default: :func:`default_plans_path`), sorted by name.
 
     Raises:
         PlanError: The file is missing, not YAML, or describes an invalid plan.
     """
     path = Path(path) if path is not None else default_plans_path()
+    return _built(read_plans_file(path).plans, str(path))
+
+
+def _built(specs: dict[str, PlanSpec], source: str) -> list[Plan]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise PlanError(
-            f"{path}: cannot read the plans file ({error.strerror}); set INGEST_PLANS or pass --plans"
-        ) from error
-    except yaml.YAMLError as error:
-        raise PlanError(f"{path}: not valid YAML ({error})") from error
-    try:
-        return parse_plans(data, str(path))
+        return [build_plan(name, spec) for name, spec in sorted(specs.items())]
     except PlanError as error:
-        if str(error).startswith(str(path)):
-            raise
-        raise PlanError(f"{path}: {error}") from error
+        raise PlanError(f"{source}: {error}") from error

@@ -1,27 +1,36 @@
 """The base every chunker shares: settings, fingerprint, tokenizer, placement and validation.
 
-A chunker is a frozen pydantic model. Subclasses implement :meth:`BaseChunker._chunk`, which
-returns chunks in order with text, provenance and ``metadata["token_count"]``; :meth:`chunk` then
-numbers them, names the chunker, gives deterministic ids and checks the contract, so a strategy
-cannot hand out a chunk that breaks it.
+A chunker is a frozen pydantic model, and its fields are its settings: a strategy declares
+``strategy: Literal["<name>"] = "<name>"`` (the tag of the plans file's union of chunkers,
+:data:`chunking.chunkers.registry.RouteChunker`) and one field per setting, with its default and
+bounds. Subclasses implement :meth:`BaseChunker._chunk`, which returns chunks in order with text,
+provenance and ``metadata["token_count"]``; :meth:`chunk` then numbers them, names the chunker,
+gives deterministic ids and checks the contract, so a strategy cannot hand out a chunk that
+breaks it.
+
+A setting that is renamed keeps its old name in :attr:`BaseChunker.renamed`: the old name is
+still accepted (with a ``DeprecationWarning``), and fingerprints hash the setting under the old
+name, so a rename never moves a fingerprint (and never re-chunks a stored set).
 """
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from chunking import versions
 from chunking.chunk import Chunk, TextProvenance
+from chunking.chunkers.schema_docs import document_fields, outside_caller
 from chunking.document import Document
 from chunking.errors import ChunkingError
 from chunking.ids import settings_hash
-from chunking.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
+from chunking.tokenizers import AVAILABLE_TOKENIZERS, DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 
-__all__ = ["BaseChunker"]
+__all__ = ["BaseChunker", "fingerprint_of", "fingerprinted_form"]
 
 
 class BaseChunker(BaseModel, ABC):
@@ -31,14 +40,21 @@ class BaseChunker(BaseModel, ABC):
         tokenizer: The name of the tokenizer that counts tokens (see ``chunking.tokenizers``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # The JSON schema of a chunker (docs/plans.schema.json) takes each field's description
+    # from the class docstring's Attributes and lists renamed settings as deprecated.
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=document_fields)
 
-    strategy: ClassVar[str]
+    if TYPE_CHECKING:
+        # Each strategy declares it as a field: ``strategy: Literal["<name>"] = "<name>"``.
+        strategy: str
     # Where the versions of the code paths this strategy runs come from (see
     # ``chunking.versions.resolve``); part of settings() and so of fingerprints.
     version_sources: ClassVar[Mapping[str, str]] = {}
+    # Old name -> current name of each renamed setting. The old name is accepted with a
+    # DeprecationWarning, and fingerprints hash the setting under it.
+    renamed: ClassVar[Mapping[str, str]] = {}
 
-    tokenizer: str = DEFAULT_TOKENIZER
+    tokenizer: str = Field(default=DEFAULT_TOKENIZER, json_schema_extra={"enum": list(AVAILABLE_TOKENIZERS)})
 
     _tokenizer: Tokenizer = PrivateAttr()
 
@@ -53,6 +69,30 @@ class BaseChunker(BaseModel, ABC):
         """
         load_tokenizer(name)
         return name
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_old_names(cls, data: Any) -> Any:
+        """Take a renamed setting under its old name, with a ``DeprecationWarning``.
+
+        Raises:
+            pydantic.ValidationError: Both the old and the current name are given.
+        """
+        if not cls.renamed or not isinstance(data, dict) or not cls.renamed.keys() & data.keys():
+            return data
+        data = dict(data)
+        for old, new in cls.renamed.items():
+            if old not in data:
+                continue
+            if new in data:
+                raise ValueError(f"give {new!r} only: {old!r} is its old name")
+            warnings.warn(
+                f"{cls.__name__}: the setting {old!r} is now {new!r}; {old!r} is deprecated",
+                DeprecationWarning,
+                stacklevel=outside_caller(),
+            )
+            data[new] = data.pop(old)
+        return data
 
     def model_post_init(self, context: Any) -> None:
         """Keep the loaded tokenizer (cached per process) for counting."""
@@ -75,13 +115,18 @@ class BaseChunker(BaseModel, ABC):
         data["versions"] = self.code_versions()
         return data
 
+    def fingerprint_settings(self) -> dict[str, Any]:
+        """Return :meth:`settings` as fingerprints hash them (:func:`fingerprinted_form`)."""
+        return fingerprinted_form(self.settings())
+
     def code_versions(self) -> dict[str, str]:
         """Return the versions of the code this chunker runs, read now from ``chunking.versions``."""
         return {key: versions.resolve(source) for key, source in self.version_sources.items()}
 
     def fingerprint(self) -> str:
-        """Return 16 hex characters of a hash of :meth:`settings`; equal settings, equal hash."""
-        return settings_hash(self.settings())
+        """Return 16 hex characters of a hash of :meth:`settings` (:func:`fingerprint_of`);
+        equal settings, equal hash, however a setting is spelled."""
+        return fingerprint_of(self.settings())
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle the settings only: another process rebuilds the chunker (and loads its own
@@ -197,3 +242,36 @@ class BaseChunker(BaseModel, ABC):
 def _rebuild(kind: type[BaseChunker], settings: dict[str, Any]) -> BaseChunker:
     """Build a chunker again from its settings (the other half of ``BaseChunker.__reduce__``)."""
     return kind(**settings)
+
+
+def fingerprint_of(settings: Mapping[str, Any]) -> str:
+    """The fingerprint of a chunker's :meth:`~BaseChunker.settings` (a leveler's too), in either
+    spelling: what ``fingerprint()`` of the chunker that gave them returns, also for settings
+    stored before a rename. 16 hex characters of :func:`chunking.ids.settings_hash`."""
+    return settings_hash(fingerprinted_form(settings))
+
+
+def fingerprinted_form(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` with every renamed setting under its old name (:attr:`BaseChunker.renamed`
+    of the chunker its ``strategy`` names), in nested chunkers' settings too: the form
+    fingerprints hash, so a rename never moves one."""
+    renamed = {new: old for old, new in _renames().get(settings.get("strategy"), {}).items()}
+    return {
+        renamed.get(key, key): fingerprinted_form(value)
+        if isinstance(value, Mapping) and "strategy" in value
+        else value
+        for key, value in settings.items()
+    }
+
+
+def _renames() -> dict[Any, Mapping[str, str]]:
+    """Each strategy's :attr:`BaseChunker.renamed`, from the chunker classes defined so far."""
+    found: dict[Any, Mapping[str, str]] = {}
+    classes = [BaseChunker]
+    while classes:
+        kind = classes.pop()
+        classes.extend(kind.__subclasses__())
+        field = kind.model_fields.get("strategy")
+        if field is not None and kind.renamed:
+            found[field.default] = kind.renamed
+    return found

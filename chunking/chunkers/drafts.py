@@ -7,9 +7,8 @@ import bisect
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from chunking.chunk import Chunk, ContentKind, PageProvenance, TextProvenance
+from chunking.chunk import Chunk, ChunkMetadata, ContentKind, PageProvenance, TextProvenance
 from chunking.document import Document
 from chunking.errors import ChunkingError
 
@@ -216,7 +215,7 @@ def make_chunk(
             kinds.discard("heading")  # headings leading a table or code do not make it text
         kind = kinds.pop() if len(kinds) == 1 else "text"
         path = common_prefix([p.path for p in pieces])
-    metadata: dict[str, Any] = {"token_count": tokens, "exact_slice": exact}
+    metadata: ChunkMetadata = {"token_count": tokens, "exact_slice": exact}
     if draft.header:
         metadata["repeated_header"] = draft.header
     if draft.rendered is not None:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
-from chunking.chunk import Chunk, PageProvenance, TextProvenance
-from chunking.chunkers.base import BaseChunker
+from chunking.chunk import Chunk, ChunkMetadata, PageProvenance, TextProvenance
+from chunking.chunkers.base import BaseChunker, fingerprint_of
 from chunking.document import Document, Section, Span, Turn, Unit
 from chunking.errors import ChunkingError
-from chunking.ids import CHUNK_NAMESPACE, settings_hash, stable_uuid
+from chunking.ids import CHUNK_NAMESPACE, stable_uuid
 
 __all__ = ["ParentChildChunker", "restrict_to_parent"]
 
@@ -34,7 +34,7 @@ class ParentChildChunker(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    strategy: ClassVar[str] = "parent-child"
+    strategy: Literal["parent-child"] = "parent-child"
 
     parent: BaseChunker
     child: BaseChunker
@@ -44,8 +44,8 @@ class ParentChildChunker(BaseModel):
         return {"strategy": self.strategy, "parent": self.parent.settings(), "child": self.child.settings()}
 
     def fingerprint(self) -> str:
-        """Return 16 hex characters of a hash of :meth:`settings`."""
-        return settings_hash(self.settings())
+        """Return 16 hex characters of a hash of :meth:`settings` (:func:`fingerprint_of`)."""
+        return fingerprint_of(self.settings())
 
     def count_tokens(self, text: str) -> int:
         """Count tokens with the child chunker's tokenizer (children are the unit of search)."""
@@ -145,7 +145,7 @@ class ParentChildChunker(BaseModel):
         return children
 
 
-def _with_title(metadata: dict[str, Any], document: Document) -> dict[str, Any]:
+def _with_title(metadata: ChunkMetadata, document: Document) -> ChunkMetadata:
     # Children are made by the child's _chunk, not chunk(): they get the title here.
     return {**metadata, "document_title": document.title} if document.title else metadata
 

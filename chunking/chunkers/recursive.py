@@ -17,7 +17,7 @@ and the check above count everything twice).
 from __future__ import annotations
 
 import bisect
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from chonkie import RecursiveChunker as ChonkieRecursiveChunker
 from pydantic import Field, PrivateAttr
@@ -43,7 +43,7 @@ class RecursiveChunker(BaseChunker):
         tokenizer: The tokenizer that counts tokens.
     """
 
-    strategy: ClassVar[str] = "recursive"
+    strategy: Literal["recursive"] = "recursive"
     version_sources: ClassVar[dict[str, str]] = {"splitter": "SPLITTER_VERSION", "chonkie": "package:chonkie"}
 
     # Four tokens hold any single character in every tokenizer offered here.

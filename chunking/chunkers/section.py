@@ -1,7 +1,7 @@
 """The section chunker: pack a document's units, section by section, under a token budget.
 
 Reading order is kept. Units of a section are packed into a chunk until the next unit would pass
-``size`` tokens; a unit over ``size`` on its own is split at paragraph, sentence, line, clause or
+``chunk_size`` tokens; a unit over it on its own is split at paragraph, sentence, line, clause or
 word boundaries (:mod:`chunking.chunkers.levels`; code at blank lines, lines, words) into pieces
 packed the same way, with exact sizes
 (:meth:`chunking.chunkers.recursive.RecursiveChunker.split_packed`). A section that ends with an
@@ -35,8 +35,9 @@ row groups, the size is estimated from the parts and the finished chunk is count
 
 from __future__ import annotations
 
+import warnings
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, model_validator
 
@@ -81,12 +82,12 @@ _KIND_OF_UNIT: dict[str, ContentKind] = {
 
 
 class SectionChunker(BaseChunker):
-    """Pack the sections of a document into chunks of at most ``size`` tokens.
+    """Pack the sections of a document into chunks of at most ``chunk_size`` tokens.
 
     Attributes:
-        size: The most tokens in a chunk.
+        chunk_size: The most tokens in a chunk (formerly ``size``).
         min_size: A chunk with fewer tokens than this at the end of a section goes on into the
-            next section. None, the default, means a quarter of ``size``.
+            next section. None, the default, means a quarter of ``chunk_size``.
         tokenizer: The tokenizer that counts tokens.
         cohesion: End a chunk past ``min_size`` early at a change of topic (lexical cohesion,
             :mod:`chunking.chunkers.cohesion`). Off by default: on Chroma's chunking benchmark
@@ -97,7 +98,7 @@ class SectionChunker(BaseChunker):
             the exact slice (:mod:`chunking.chunkers.overlap`). 0, the default, adds none.
     """
 
-    strategy: ClassVar[str] = "section"
+    strategy: Literal["section"] = "section"
     version_sources: ClassVar[dict[str, str]] = {
         "packer": "SECTION_PACKER_VERSION",
         "splitter": "SPLITTER_VERSION",
@@ -105,7 +106,9 @@ class SectionChunker(BaseChunker):
         "chonkie": "package:chonkie",
     }
 
-    size: int = Field(default=1024, ge=4)
+    renamed: ClassVar[dict[str, str]] = {"size": "chunk_size"}
+
+    chunk_size: int = Field(default=1024, ge=4)
     min_size: int | None = Field(default=None, ge=0)
     cohesion: bool = False
     overlap: int = Field(default=0, ge=0)
@@ -114,22 +117,30 @@ class SectionChunker(BaseChunker):
 
     @model_validator(mode="after")
     def _min_size_fits(self) -> SectionChunker:
-        if self.min_size is not None and self.min_size > self.size:
-            raise ValueError(f"min_size ({self.min_size}) must not exceed size ({self.size})")
+        if self.min_size is not None and self.min_size > self.chunk_size:
+            raise ValueError(f"min_size ({self.min_size}) must not exceed chunk_size ({self.chunk_size})")
         return self
 
     def model_post_init(self, context: Any) -> None:
         """Load the tokenizer and build the splitter for oversized units once."""
         super().model_post_init(context)
-        self._splitter = RecursiveChunker(chunk_size=self.size, tokenizer=self.tokenizer)
+        self._splitter = RecursiveChunker(chunk_size=self.chunk_size, tokenizer=self.tokenizer)
+
+    @property
+    def size(self) -> int:
+        """``chunk_size`` under its old name, with a ``DeprecationWarning``."""
+        warnings.warn(
+            "SectionChunker.size is now chunk_size; size is deprecated", DeprecationWarning, stacklevel=2
+        )
+        return self.chunk_size
 
     @property
     def effective_min_size(self) -> int:
         """The carry-over threshold: ``min_size``, or a quarter of ``size``."""
-        return self.min_size if self.min_size is not None else self.size // 4
+        return self.min_size if self.min_size is not None else self.chunk_size // 4
 
     def split(self, text: str) -> list[TextPiece]:
-        """Split a text into pieces of at most ``size`` tokens, each an exact slice of it.
+        """Split a text into pieces of at most ``chunk_size`` tokens, each an exact slice of it.
 
         Raises:
             ChunkingError: The pieces do not join back into the text.
@@ -137,7 +148,7 @@ class SectionChunker(BaseChunker):
         return self._splitter.split(text)
 
     def _within_budget(self, chunk: Chunk) -> bool:
-        return chunk.metadata.get("token_count", 0) <= self.size
+        return chunk.metadata.get("token_count", 0) <= self.chunk_size
 
     # ----------------------------------------------------------------------------- packing
 
@@ -149,14 +160,14 @@ class SectionChunker(BaseChunker):
         packer = self._splitter.packer
         tokenizer = packer.tokenizer
         counts = tokenizer.count_capped(
-            [unit.text for section in document.sections for unit in section.units], self.size
+            [unit.text for section in document.sections for unit in section.units], self.chunk_size
         )
         drafts: list[Draft] = []
         chunks: list[Chunk] = []
         now = datetime.now(UTC)  # the chunks of one call share one created_at
         open_draft: Draft | None = None
         position = 0
-        size, min_size = self.size, self.effective_min_size
+        size, min_size = self.chunk_size, self.effective_min_size
         cohesive = self.cohesion
         seam, count = tokenizer.seam_function(), tokenizer.count
         text = document.text
@@ -378,14 +389,14 @@ class SectionChunker(BaseChunker):
         first = parts[0]
         gap = separator(document.text, lead.pieces[-1], first)
         count = packer.tokenizer.count
-        room = self.size - lead.tokens - count(gap)
+        room = self.chunk_size - lead.tokens - count(gap)
         levels = levels_for(piece.kind)
         while room >= 4:
             cut = packer.split(first.text, None, levels=levels, size=room)
             head = self._offset_piece(first, cut[0])
             candidate = Draft([*lead.pieces, head], 0, exact=False)
             candidate.tokens = count(render(document, candidate, paged)[0])
-            if candidate.tokens <= self.size:
+            if candidate.tokens <= self.chunk_size:
                 out.append(candidate)
                 rest_of_first = first.text[cut[0].end :]
                 base = None if first.start is None else first.start + cut[0].end
@@ -394,7 +405,7 @@ class SectionChunker(BaseChunker):
                 if unit is not None:
                     self._fence(unit, [head, *rest])
                 return rest or [head]  # never empty: the caller keeps the last piece open
-            room -= max(1, candidate.tokens - self.size)
+            room -= max(1, candidate.tokens - self.chunk_size)
         out.append(lead)
         if unit is not None:
             self._fence(unit, parts)
@@ -437,7 +448,7 @@ class SectionChunker(BaseChunker):
         """The table helper for one document, bound to this chunker's counts and splitter."""
 
         def split_text(unit: Unit, path: tuple[str, ...], lead: Draft | None) -> list[Draft]:
-            piece = Piece(unit.text, unit.start, unit.end, unit.pages, "table_row", path, self.size + 1)
+            piece = Piece(unit.text, unit.start, unit.end, unit.pages, "table_row", path, self.chunk_size + 1)
             out: list[Draft] = []
             parts = (
                 self._fit_after(packer, document, paged, lead, piece, out)
@@ -450,7 +461,7 @@ class SectionChunker(BaseChunker):
             return [(p.start, p.end) for p in packer.split(value, None, size=budget)]
 
         return TableDrafter(
-            size=self.size,
+            size=self.chunk_size,
             document=document,
             count=packer.tokenizer.count,
             count_many=packer.tokenizer.count_many,
@@ -464,7 +475,7 @@ class SectionChunker(BaseChunker):
     def _finish(self, document: Document, drafts: list[Draft], paged: bool, now: datetime) -> list[Chunk]:
         """Render drafts, count the estimated ones (row groups), and repack any that overflow;
         every chunk is made at ``now``."""
-        size = self.size
+        size = self.chunk_size
         rendered = [render(document, d, paged) for d in drafts]
         needs_count = [i for i, d in enumerate(drafts) if not d.exact]
         recount: dict[int, int] = {}
@@ -500,7 +511,7 @@ class SectionChunker(BaseChunker):
 
         def fits(candidate: Draft) -> bool:
             candidate.tokens = self.count_tokens(render(document, candidate, paged)[0])
-            return candidate.tokens <= self.size
+            return candidate.tokens <= self.chunk_size
 
         for piece in draft.pieces:
             joined = Draft([*current.pieces, piece], 0, draft.header)

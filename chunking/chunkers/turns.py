@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SerializeAsAny, model_validator
 
@@ -32,7 +32,7 @@ class TurnWindowChunker(BaseChunker):
         fallback: The span chunker for turns over the budget and documents without turns.
     """
 
-    strategy: ClassVar[str] = "turn-window"
+    strategy: Literal["turn-window"] = "turn-window"
     version_sources: ClassVar[dict[str, str]] = {"turn_window": "TURN_WINDOW_VERSION"}
 
     chunk_size: int = Field(default=256, ge=4)

@@ -3,7 +3,7 @@
     from chunking import SectionChunker
     from chunking.integrations.langchain import ChunkingTextSplitter
 
-    splitter = ChunkingTextSplitter(SectionChunker(size=400, tokenizer="cl100k_base"))
+    splitter = ChunkingTextSplitter(SectionChunker(chunk_size=400, tokenizer="cl100k_base"))
     docs = splitter.split_documents(loaded)  # or transform_documents / create_documents
 
 Each LangChain document's ``page_content`` is a chunk's stored text; its metadata is the source
@@ -37,7 +37,7 @@ class ChunkingTextSplitter(TextSplitter):
     """
 
     def __init__(self, chunker: BaseChunker, kind: str = "text", **kwargs: Any) -> None:
-        size = int(getattr(chunker, "size", 0) or getattr(chunker, "chunk_size", 0) or 4000)
+        size = int(getattr(chunker, "chunk_size", 0) or 4000)
         kwargs.setdefault("chunk_size", size)
         kwargs.setdefault("chunk_overlap", 0)
         super().__init__(**kwargs)

@@ -3,7 +3,7 @@
     from chunking import SectionChunker
     from chunking.integrations.llamaindex import ChunkingNodeParser
 
-    parser = ChunkingNodeParser(chunker=SectionChunker(size=400, tokenizer="cl100k_base"))
+    parser = ChunkingNodeParser(chunker=SectionChunker(chunk_size=400, tokenizer="cl100k_base"))
     nodes = parser.get_nodes_from_documents(documents)
 
 Each node is a ``TextNode`` whose text is a chunk's stored text, whose id is the chunk's

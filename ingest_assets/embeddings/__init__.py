@@ -22,7 +22,6 @@ from ingest_assets.embeddings.models import (
 )
 from ingest_assets.embeddings.texts import (
     TEXT_MODES,
-    EmbeddingConfig,
     EmbeddingPlan,
     embedded_row_text,
     embedded_text,
@@ -32,7 +31,6 @@ from ingest_assets.embeddings.texts import (
 __all__ = [
     "DEFAULT_MODEL",
     "TEXT_MODES",
-    "EmbeddingConfig",
     "EmbeddingModel",
     "EmbeddingPlan",
     "ModelError",

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from chunking.ids import settings_hash
+from chunking.plans import DEFAULT_EMBEDDING_MODEL
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -39,7 +40,8 @@ __all__ = [
     "model_info",
 ]
 
-DEFAULT_MODEL = "wordllama:l2_supercat_256"
+# The plans file's default model (chunking.plans.EmbeddingSpec).
+DEFAULT_MODEL = DEFAULT_EMBEDDING_MODEL
 # The chonkie classes that can run on a model folder of this machine, and the package each needs.
 LOCAL_CHONKIE_CLASSES = {
     "Model2VecEmbeddings": "model2vec",

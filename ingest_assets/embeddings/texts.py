@@ -1,4 +1,7 @@
-"""A plan's embedding config, the text a child chunk embeds under it, and that text's hash.
+"""A plan's embedding stage, the text a child chunk embeds under it, and that text's hash.
+
+The ``embedding:`` of a plan is read with the rest of the plans file
+(:class:`chunking.plans.EmbeddingSpec`); :class:`EmbeddingPlan` is it resolved to a model.
 
 No Dagster and no store here.
 """
@@ -8,35 +11,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 from chunking.chunk import contextual_text
 from chunking.ids import settings_hash
-from ingest_assets.embeddings.models import DEFAULT_MODEL, ModelInfo
+from ingest_assets.embeddings.models import ModelInfo
 
-__all__ = [
-    "TEXT_MODES",
-    "EmbeddingConfig",
-    "EmbeddingPlan",
-    "embedded_row_text",
-    "embedded_text",
-    "text_hash",
-]
+__all__ = ["TEXT_MODES", "EmbeddingPlan", "embedded_row_text", "embedded_text", "text_hash"]
 
 # ``contextual``: the chunk's heading path (and title, fences, speaker) above its text, as
 # ``Chunk.contextual_text`` gives it; ``text``: the stored text alone.
 TEXT_MODES = ("contextual", "text")
-
-
-class EmbeddingConfig(BaseModel):
-    """``embedding:`` of a plan in plans.yaml: the model spec and which text to embed."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    model: str = DEFAULT_MODEL
-    text: Literal["contextual", "text"] = "contextual"
 
 
 @dataclass(frozen=True)

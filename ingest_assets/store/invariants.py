@@ -161,12 +161,14 @@ def budgets(store: IngestStore, level: int, *, pending_only: bool = False) -> li
 
 
 def _fingerprint_of(settings: dict[str, Any]) -> str:
-    from chunking.ids import settings_hash
+    from chunking.chunkers.base import fingerprint_of
 
-    return settings_hash(settings)
+    return fingerprint_of(settings)
 
 
 def _budget(settings: dict[str, Any]) -> int:
+    # Stored settings: plans registered before the section chunker's ``size`` became
+    # ``chunk_size`` keep the old name.
     return int(settings.get("size") or settings.get("chunk_size") or 0) or 1 << 62
 
 

@@ -182,7 +182,7 @@ def _before(document: Document, parent: Chunk, child: Chunk) -> str:
 
 def _measure_chat(item: Chunked, tally: Counter[str]) -> None:
     document, child_chunker = item.document, item.leveler.child
-    budget = getattr(child_chunker, "size", None) or child_chunker.chunk_size
+    budget = child_chunker.chunk_size
     turn_starts = {t.start for t in document.turns or ()}
     for child in item.children:
         tally["chat_children"] += 1

@@ -54,8 +54,7 @@ def budget_of(chunker: BaseChunker, chunk: Chunk) -> tuple[int, int]:
         if chunk.chunker == chunker.fallback_name:
             return chunker.count_tokens(chunk.text), chunker.fallback.chunk_size
         return chunk.metadata["turn_tokens"], chunker.chunk_size
-    size = getattr(chunker, "size", None) or chunker.chunk_size
-    return chunker.count_tokens(chunk.text), size
+    return chunker.count_tokens(chunk.text), chunker.chunk_size
 
 
 def counter_of(chunker: BaseChunker, chunk: Chunk) -> BaseChunker:

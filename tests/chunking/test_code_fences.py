@@ -17,7 +17,7 @@ def fences(text: str) -> int:
 
 def test_split_code_block_pieces_are_code_and_fenced_for_embedding() -> None:
     document = parse_bytes(MARKDOWN.encode(), kind="markdown", source_uri="mem://code.md")
-    chunks = SectionChunker(size=200, tokenizer="cl100k_base").chunk(document)
+    chunks = SectionChunker(chunk_size=200, tokenizer="cl100k_base").chunk(document)
     code = [c for c in chunks if "compute(" in c.text]
     assert len(code) >= 3
     for chunk in code:
@@ -33,8 +33,8 @@ def test_split_code_block_pieces_are_code_and_fenced_for_embedding() -> None:
 def test_children_of_a_parent_holding_part_of_a_code_block_are_fenced() -> None:
     document = parse_bytes(MARKDOWN.encode(), kind="markdown", source_uri="mem://code.md")
     leveled = ParentChildChunker(
-        parent=SectionChunker(size=400, tokenizer="cl100k_base"),
-        child=SectionChunker(size=120, tokenizer="cl100k_base"),
+        parent=SectionChunker(chunk_size=400, tokenizer="cl100k_base"),
+        child=SectionChunker(chunk_size=120, tokenizer="cl100k_base"),
     )
     for chunk in leveled.chunk(document):
         assert fences(chunk.contextual_text) % 2 == 0, (chunk.level, chunk.contextual_text[:120])

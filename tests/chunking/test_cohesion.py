@@ -36,7 +36,7 @@ def test_no_chunk_mixes_two_topics_that_each_fill_min_size(
     """Property: two runs of paragraphs with no word in common, everything within one budget:
     no chunk holds both, and the chunk contract holds (exact slices, budget)."""
     document = Document.from_text("\n\n".join(first + second), source_uri="mem://two-topics")
-    chunker = SectionChunker(size=size, min_size=0, tokenizer="character", cohesion=True)
+    chunker = SectionChunker(chunk_size=size, min_size=0, tokenizer="character", cohesion=True)
     chunks = chunker.chunk(document)
     check_flat(chunker, document, chunks, exactly_once=True)
     assert all(len(_topic_of(c.text)) == 1 for c in chunks), [c.text for c in chunks]
@@ -48,7 +48,7 @@ def test_no_chunk_mixes_two_topics_that_each_fill_min_size(
 def test_one_topic_packs_to_the_budget_as_before(paragraphs: list[str], size: int) -> None:
     """Property: paragraphs sharing their words never end a chunk early."""
     document = Document.from_text("\n\n".join(paragraphs), source_uri="mem://one-topic")
-    chunks = SectionChunker(size=size, min_size=0, tokenizer="character", cohesion=True).chunk(document)
+    chunks = SectionChunker(chunk_size=size, min_size=0, tokenizer="character", cohesion=True).chunk(document)
     assert len(chunks) == 1
 
 
@@ -56,7 +56,9 @@ def test_a_chunk_under_min_size_is_never_closed_by_a_topic_change() -> None:
     text = "Plums and quinces in the orchard.\n\nThe board declared a quarterly dividend.\n\n" * 1
     text += "Dividend payable to stockholders of record."
     document = Document.from_text(text, source_uri="mem://small")
-    chunks = SectionChunker(size=400, min_size=100, tokenizer="character", cohesion=True).chunk(document)
+    chunks = SectionChunker(chunk_size=400, min_size=100, tokenizer="character", cohesion=True).chunk(
+        document
+    )
     assert len(chunks) == 1
 
 
@@ -81,7 +83,7 @@ def test_cohesion_is_a_setting_in_the_fingerprint_and_off_by_default() -> None:
         ]
     )
     document = Document.from_text(text, source_uri="mem://setting")
-    plain = SectionChunker(size=1000, min_size=0, tokenizer="character")
+    plain = SectionChunker(chunk_size=1000, min_size=0, tokenizer="character")
     topical = plain.model_copy(update={"cohesion": True})
     assert plain.fingerprint() != topical.fingerprint()
     assert len(plain.chunk(document)) == 1

@@ -28,9 +28,9 @@ from chunking import (
 
 CHUNKERS = [
     RecursiveChunker(chunk_size=128, tokenizer="character"),
-    SectionChunker(size=256, min_size=10),
+    SectionChunker(chunk_size=256, min_size=10),
     TurnWindowChunker(chunk_size=300, turn_overlap=1),
-    ParentChildChunker(parent=SectionChunker(size=512), child=RecursiveChunker(chunk_size=128)),
+    ParentChildChunker(parent=SectionChunker(chunk_size=512), child=RecursiveChunker(chunk_size=128)),
 ]
 
 PROBE = """
@@ -79,13 +79,13 @@ def test_plain_model_copy_keeps_fingerprint(chunker: object) -> None:
 
 
 def test_changed_setting_changes_fingerprint_and_is_validated() -> None:
-    base = SectionChunker(size=256)
-    assert base.model_copy(update={"size": 300}).fingerprint() != base.fingerprint()
+    base = SectionChunker(chunk_size=256)
+    assert base.model_copy(update={"chunk_size": 300}).fingerprint() != base.fingerprint()
     assert base.model_copy(update={"tokenizer": "o200k_base"}).fingerprint() != base.fingerprint()
     with pytest.raises(ValidationError):
-        base.model_copy(update={"size": -1})
+        base.model_copy(update={"chunk_size": -1})
     with pytest.raises(ValidationError):
-        SectionChunker(size=256, colour="blue")
+        SectionChunker(chunk_size=256, colour="blue")
 
 
 def test_settings_include_tokenizer_identity_and_versions() -> None:
@@ -100,10 +100,13 @@ def test_settings_include_tokenizer_identity_and_versions() -> None:
     ("constant", "chunker"),
     [
         ("SPLITTER_VERSION", RecursiveChunker(chunk_size=64)),
-        ("SECTION_PACKER_VERSION", SectionChunker(size=256)),
-        ("TABLE_RENDERING_VERSION", SectionChunker(size=256)),
+        ("SECTION_PACKER_VERSION", SectionChunker(chunk_size=256)),
+        ("TABLE_RENDERING_VERSION", SectionChunker(chunk_size=256)),
         ("TURN_WINDOW_VERSION", TurnWindowChunker(chunk_size=64)),
-        ("SPLITTER_VERSION", ParentChildChunker(parent=SectionChunker(size=256), child=RecursiveChunker())),
+        (
+            "SPLITTER_VERSION",
+            ParentChildChunker(parent=SectionChunker(chunk_size=256), child=RecursiveChunker()),
+        ),
     ],
 )
 def test_version_bump_changes_fingerprint(
@@ -115,7 +118,7 @@ def test_version_bump_changes_fingerprint(
 
 
 def test_tokenizer_version_change_changes_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
-    chunker = SectionChunker(size=256)
+    chunker = SectionChunker(chunk_size=256)
     before = chunker.fingerprint()
     monkeypatch.setitem(chunker._tokenizer.identity, "tiktoken", "99.0")
     assert chunker.fingerprint() != before
@@ -126,7 +129,7 @@ def test_unknown_tokenizer_fails_fast_listing_names() -> None:
     with pytest.raises(
         ValidationError, match=r"tokenizer\n.*use one of: character, word, cl100k_base, o200k_base"
     ):
-        SectionChunker(size=256, tokenizer="bert-base-uncased")
+        SectionChunker(chunk_size=256, tokenizer="bert-base-uncased")
     assert time.monotonic() - started < 1.0
     with pytest.raises(TokenizerError):
         load_tokenizer("bert-base-uncased")

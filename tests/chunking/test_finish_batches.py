@@ -33,7 +33,7 @@ def chunk_with_batches(chunker: SectionChunker, document: Document, every: int) 
 def test_finishing_in_batches_gives_the_chunks_of_finishing_once(
     document: Document, size: int, tokenizer: str, every: int
 ) -> None:
-    chunker = SectionChunker(size=size, tokenizer=tokenizer)
+    chunker = SectionChunker(chunk_size=size, tokenizer=tokenizer)
     once = chunk_with_batches(chunker, document, 1 << 30)
     batched = chunk_with_batches(chunker, document, every)
     assert fields(batched) == fields(once)
@@ -44,7 +44,7 @@ def test_a_long_document_is_finished_in_batches_with_the_same_chunks() -> None:
     """A document with many more chunks than a batch: the default batch size in use."""
     text = "\n\n".join(f"Paragraph {i} of the orchard log, the trees and the weather." for i in range(400))
     document = Document.from_text(text, source_uri="mem://long")
-    chunker = SectionChunker(size=40, tokenizer="character")
+    chunker = SectionChunker(chunk_size=40, tokenizer="character")
     batched = chunker.chunk(document)
     assert len(batched) > 4 * section._FINISH_EVERY
     assert fields(batched) == fields(chunk_with_batches(chunker, document, 1 << 30))

@@ -37,7 +37,7 @@ def leveler_for(kind: str) -> ParentChildChunker:
         return ParentChildChunker(
             parent=TurnWindowChunker(chunk_size=200), child=RecursiveChunker(chunk_size=64)
         )
-    return ParentChildChunker(parent=SectionChunker(size=200), child=SectionChunker(size=64))
+    return ParentChildChunker(parent=SectionChunker(chunk_size=200), child=SectionChunker(chunk_size=64))
 
 
 def snapshot(name: str) -> list[dict]:

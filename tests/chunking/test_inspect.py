@@ -54,7 +54,7 @@ def test_plan_routes_build_the_chunkers_the_plans_file_names() -> None:
     chat, other = leveler_for(routes, "chat"), leveler_for(routes, "markdown")
     assert chat is not None and other is not None
     assert (chat.parent.strategy, chat.child.strategy) == ("turn-window", "recursive")
-    assert (other.parent.size, other.child.size) == (1024, 256)
+    assert (other.parent.chunk_size, other.child.chunk_size) == (1024, 256)
 
 
 def test_histogram_buckets_counts_up_to_the_budget() -> None:

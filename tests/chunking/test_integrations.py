@@ -14,8 +14,8 @@ MARKDOWN = "# Orchard\n\n## Plums\n\n" + TEXT + "\n\n## Pears\n\nPears ripen lat
 
 def _leveled() -> ParentChildChunker:
     return ParentChildChunker(
-        parent=SectionChunker(size=200, tokenizer="cl100k_base"),
-        child=SectionChunker(size=60, tokenizer="cl100k_base"),
+        parent=SectionChunker(chunk_size=200, tokenizer="cl100k_base"),
+        child=SectionChunker(chunk_size=60, tokenizer="cl100k_base"),
     )
 
 
@@ -24,7 +24,7 @@ def test_langchain_splitter_keeps_offsets_headings_and_parent_ids() -> None:
 
     from chunking.integrations.langchain import ChunkingTextSplitter
 
-    splitter = ChunkingTextSplitter(SectionChunker(size=60, tokenizer="cl100k_base"))
+    splitter = ChunkingTextSplitter(SectionChunker(chunk_size=60, tokenizer="cl100k_base"))
     texts = splitter.split_text(TEXT)
     assert len(texts) > 3 and all(t in TEXT for t in texts)
     docs = splitter.split_documents(
@@ -52,7 +52,7 @@ def test_llamaindex_node_parser_keeps_offsets_ids_and_relationships() -> None:
     from chunking.integrations.llamaindex import ChunkingNodeParser
 
     document = LlamaDocument(text=TEXT, id_="orchard")
-    chunker = SectionChunker(size=60, tokenizer="cl100k_base")
+    chunker = SectionChunker(chunk_size=60, tokenizer="cl100k_base")
     nodes = ChunkingNodeParser(chunker=chunker).get_nodes_from_documents([document])
     assert len(nodes) > 3
     for node in nodes:

@@ -22,8 +22,8 @@ def make_chunkers(tokenizer: str) -> dict[str, object]:
     small = 24 if tokenizer != "character" else 120
     return {
         "recursive": RecursiveChunker(chunk_size=small, tokenizer=tokenizer),
-        "section": SectionChunker(size=small * 2, tokenizer=tokenizer),
-        "section-min0": SectionChunker(size=small, min_size=0, tokenizer=tokenizer),
+        "section": SectionChunker(chunk_size=small * 2, tokenizer=tokenizer),
+        "section-min0": SectionChunker(chunk_size=small, min_size=0, tokenizer=tokenizer),
         "turn-window": TurnWindowChunker(
             chunk_size=small * 2,
             tokenizer=tokenizer,
@@ -36,12 +36,12 @@ def make_chunkers(tokenizer: str) -> dict[str, object]:
             fallback=RecursiveChunker(chunk_size=small, tokenizer=tokenizer),
         ),
         "section>recursive": ParentChildChunker(
-            parent=SectionChunker(size=small * 4, tokenizer=tokenizer),
+            parent=SectionChunker(chunk_size=small * 4, tokenizer=tokenizer),
             child=RecursiveChunker(chunk_size=small, tokenizer=tokenizer),
         ),
         "turn-window>section": ParentChildChunker(
             parent=TurnWindowChunker(chunk_size=small * 4, turn_overlap=1, tokenizer=tokenizer),
-            child=SectionChunker(size=small, tokenizer=tokenizer),
+            child=SectionChunker(chunk_size=small, tokenizer=tokenizer),
         ),
     }
 

@@ -22,7 +22,7 @@ TEXT = "\n\n".join(f"Paragraph {i}. " + "Some words here. " * (i % 7 + 1) for i 
 def _section_over_recursive() -> ParentChildChunker:
     """Parents of 200 characters by section, children of 60 by the recursive splitter."""
     return ParentChildChunker(
-        parent=SectionChunker(size=200, tokenizer="character"),
+        parent=SectionChunker(chunk_size=200, tokenizer="character"),
         child=RecursiveChunker(chunk_size=60, tokenizer="character"),
     )
 
@@ -68,7 +68,7 @@ def test_children_of_a_parent_that_cuts_a_table_row_keep_its_text() -> None:
     doc = layout([(("T",), "text", "intro"), (("T",), "table", "\n".join(rows)), (("T",), "text", "outro")])
     leveler = ParentChildChunker(
         parent=RecursiveChunker(chunk_size=70, tokenizer="character"),  # cuts through rows
-        child=SectionChunker(size=30, tokenizer="character"),
+        child=SectionChunker(chunk_size=30, tokenizer="character"),
     )
     check_leveled(leveler, doc, leveler.chunk(doc))
 
@@ -84,7 +84,7 @@ def test_children_of_page_parents_stay_on_their_pages() -> None:
         kind="pdf",
     )
     leveler = ParentChildChunker(
-        parent=SectionChunker(size=400, tokenizer="character"),
+        parent=SectionChunker(chunk_size=400, tokenizer="character"),
         child=RecursiveChunker(chunk_size=50, tokenizer="character"),
     )
     chunks = leveler.chunk(doc)

@@ -29,7 +29,7 @@ def test_hard_wrapped_paragraph_is_cut_at_sentence_ends_not_line_ends() -> None:
 
 def test_section_children_of_wrapped_prose_start_sentences() -> None:
     document = Document.from_text(WRAPPED, source_uri="mem://wrapped")
-    chunks = SectionChunker(size=120, tokenizer="character").chunk(document)
+    chunks = SectionChunker(chunk_size=120, tokenizer="character").chunk(document)
     assert len(chunks) >= 2
     assert all(c.text[0].isupper() for c in chunks)
 

@@ -36,7 +36,7 @@ def digests() -> dict[str, list]:
     out: dict[str, list] = {}
     for tokenizer in TOKENIZERS:
         for size in SIZES:
-            chunker = SectionChunker(size=size, tokenizer=tokenizer)
+            chunker = SectionChunker(chunk_size=size, tokenizer=tokenizer)
             digest, count = hashlib.sha256(), 0
             for document in documents:
                 for chunk in chunker.chunk(document):

@@ -21,7 +21,7 @@ PROSE = "\n\n".join(
 
 def test_overlap_puts_the_end_of_the_chunk_before_into_contextual_text_only() -> None:
     document = Document.from_text(PROSE, source_uri="mem://prose")
-    plain = SectionChunker(size=60, tokenizer="cl100k_base")
+    plain = SectionChunker(chunk_size=60, tokenizer="cl100k_base")
     overlapping = plain.model_copy(update={"overlap": 12})
     assert plain.fingerprint() != overlapping.fingerprint()
     before, after = plain.chunk(document), overlapping.chunk(document)
@@ -49,7 +49,7 @@ def test_no_context_crosses_a_section() -> None:
 
     source = b"# A\n\nFirst section text is here.\n\n# B\n\nSecond section text is here.\n"
     document = parse_bytes(source, kind="markdown", source_uri="mem://two.md")
-    chunks = SectionChunker(size=12, tokenizer="character", overlap=8).chunk(document)
+    chunks = SectionChunker(chunk_size=12, tokenizer="character", overlap=8).chunk(document)
     firsts = {}
     for chunk in chunks:
         firsts.setdefault(tuple(chunk.heading_path), chunk)
@@ -61,10 +61,10 @@ def test_no_context_crosses_a_section() -> None:
 def test_overlap_keeps_the_chunk_contract(document: Document, size: int, overlap: int) -> None:
     """Property: with any overlap the chunks are those without it (exact slices, budgets), and
     each context is the end of the chunk before, within the overlap."""
-    chunker = SectionChunker(size=size, tokenizer="character", overlap=overlap)
+    chunker = SectionChunker(chunk_size=size, tokenizer="character", overlap=overlap)
     chunks = chunker.chunk(document)
     check_flat(chunker, document, chunks, exactly_once=True)
-    plain = SectionChunker(size=size, tokenizer="character").chunk(document)
+    plain = SectionChunker(chunk_size=size, tokenizer="character").chunk(document)
     assert [c.text for c in chunks] == [c.text for c in plain]
     for previous, chunk in itertools.pairwise(chunks):
         context = chunk.metadata.get("context_before")

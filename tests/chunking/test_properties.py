@@ -32,8 +32,8 @@ TOKENIZERS = ["character", "cl100k_base"]
 def leveler(tokenizer: str) -> ParentChildChunker:
     small = 120 if tokenizer == "character" else 32
     return ParentChildChunker(
-        parent=SectionChunker(size=small * 4, tokenizer=tokenizer),
-        child=SectionChunker(size=small, tokenizer=tokenizer),
+        parent=SectionChunker(chunk_size=small * 4, tokenizer=tokenizer),
+        child=SectionChunker(chunk_size=small, tokenizer=tokenizer),
     )
 
 

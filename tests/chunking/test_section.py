@@ -27,7 +27,7 @@ def layout(blocks: list[tuple[tuple[str, ...], str, str]]) -> Document:
 
 def test_section_packs_units_until_next_would_pass_size() -> None:
     doc = layout([((), "text", "a" * 30), ((), "text", "b" * 30), ((), "text", "c" * 30)])
-    chunks = SectionChunker(size=64, min_size=0, tokenizer="character").chunk(doc)
+    chunks = SectionChunker(chunk_size=64, min_size=0, tokenizer="character").chunk(doc)
     # 30 + 2 (blank line) + 30 = 62 fits; adding 32 more would pass 64.
     assert [c.text for c in chunks] == ["a" * 30 + "\n\n" + "b" * 30, "c" * 30]
     assert [c.metadata["token_count"] for c in chunks] == [62, 30]
@@ -36,14 +36,14 @@ def test_section_packs_units_until_next_would_pass_size() -> None:
 
 def test_section_size_counts_the_joining_blank_line() -> None:
     doc = layout([((), "text", "a" * 31), ((), "text", "b" * 32)])
-    chunks = SectionChunker(size=64, min_size=0, tokenizer="character").chunk(doc)
+    chunks = SectionChunker(chunk_size=64, min_size=0, tokenizer="character").chunk(doc)
     assert len(chunks) == 2  # 31 + 2 + 32 = 65 > 64
 
 
 def test_section_splits_oversized_unit_at_sentence_boundaries() -> None:
     sentence = "This sentence is exactly forty chars!! "
     doc = layout([((), "text", (sentence * 5).strip())])
-    chunks = SectionChunker(size=90, tokenizer="character").chunk(doc)
+    chunks = SectionChunker(chunk_size=90, tokenizer="character").chunk(doc)
     assert len(chunks) >= 3
     assert all(c.metadata["token_count"] <= 90 for c in chunks)
     assert all(c.text.endswith("!!") for c in chunks)
@@ -53,26 +53,26 @@ def test_section_small_chunk_carries_over_into_next_section() -> None:
     doc = layout(
         [(("A",), "heading", "# A"), (("A", "B"), "heading", "## B"), (("A", "B"), "text", "body " * 5)]
     )
-    carried = SectionChunker(size=100, min_size=25, tokenizer="character").chunk(doc)
+    carried = SectionChunker(chunk_size=100, min_size=25, tokenizer="character").chunk(doc)
     assert len(carried) == 1 and carried[0].text.startswith("# A\n\n## B")
     assert carried[0].heading_path == ["A"]  # the headings that contain the whole chunk
     # Issue 17: a section that ends on a heading carries it on whatever min_size says (a
     # heading travels with what follows it); one that ends on text still closes at min_size 0.
-    headed = SectionChunker(size=100, min_size=0, tokenizer="character").chunk(doc)
+    headed = SectionChunker(chunk_size=100, min_size=0, tokenizer="character").chunk(doc)
     assert [c.text for c in headed] == [carried[0].text]
     texts = layout([(("A",), "text", "alpha " * 3), (("B",), "text", "beta " * 3)])
-    separate = SectionChunker(size=100, min_size=0, tokenizer="character").chunk(texts)
+    separate = SectionChunker(chunk_size=100, min_size=0, tokenizer="character").chunk(texts)
     assert [c.heading_path for c in separate] == [["A"], ["B"]]
 
 
 def test_section_default_min_size_is_a_quarter_of_size() -> None:
-    assert SectionChunker(size=400, tokenizer="character").effective_min_size == 100
+    assert SectionChunker(chunk_size=400, tokenizer="character").effective_min_size == 100
 
 
 def test_section_table_never_mixes_with_text() -> None:
     table = "| h1 | h2 |\n| 1 | 2 |"
     doc = layout([((), "text", "intro"), ((), "table", table), ((), "text", "outro")])
-    chunks = SectionChunker(size=200, tokenizer="character").chunk(doc)
+    chunks = SectionChunker(chunk_size=200, tokenizer="character").chunk(doc)
     assert [c.text for c in chunks] == ["intro", table, "outro"]
     assert [c.content_kind for c in chunks] == ["text", "table_row", "text"]
 
@@ -81,7 +81,7 @@ def test_section_large_table_becomes_row_groups_repeating_header() -> None:
     rows = [f"| row {i:02d} | value {i:02d} |" for i in range(20)]
     table = "\n".join(["| name | value |", *rows])
     doc = layout([((), "table", table)])
-    chunks = SectionChunker(size=100, tokenizer="character").chunk(doc)
+    chunks = SectionChunker(chunk_size=100, tokenizer="character").chunk(doc)
     assert len(chunks) > 1
     assert all(c.text.startswith("| name | value |\n") for c in chunks)
     assert all(c.metadata["token_count"] <= 100 for c in chunks)
@@ -101,7 +101,7 @@ def test_section_mixed_text_and_page_units_is_an_error() -> None:
         sections=[Section(units=(Unit(text="x", start=0, end=1), Unit(text="y", page=1)))],
     )
     with pytest.raises(ChunkingError, match="mixes units"):
-        SectionChunker(size=50, tokenizer="character").chunk(doc)
+        SectionChunker(chunk_size=50, tokenizer="character").chunk(doc)
 
 
 def test_section_page_units_give_page_provenance() -> None:
@@ -111,7 +111,7 @@ def test_section_page_units_give_page_provenance() -> None:
         sections=[Section(units=(Unit(text="one", page=1),)), Section(units=(Unit(text="two", page=2),))],
         kind="pdf",
     )
-    chunks = SectionChunker(size=50, tokenizer="character").chunk(doc)
+    chunks = SectionChunker(chunk_size=50, tokenizer="character").chunk(doc)
     assert len(chunks) == 1
     assert chunks[0].provenance == PageProvenance(pages=(1, 2))
     assert chunks[0].text == "one\n\ntwo"
@@ -119,23 +119,23 @@ def test_section_page_units_give_page_provenance() -> None:
 
 def test_section_text_provenance_spans_its_units() -> None:
     doc = Document.from_text("alpha\n\nbeta\n\ngamma", source_uri="mem://t")
-    (chunk,) = SectionChunker(size=100, tokenizer="character").chunk(doc)
+    (chunk,) = SectionChunker(chunk_size=100, tokenizer="character").chunk(doc)
     assert chunk.provenance == TextProvenance(start=0, end=len(doc.text))
 
 
 def test_section_joins_across_irregular_blank_lines_exactly() -> None:
     doc = Document.from_text("alpha\r\n \r\nbeta", source_uri="mem://crlf")
-    (chunk,) = SectionChunker(size=100, tokenizer="character").chunk(doc)
+    (chunk,) = SectionChunker(chunk_size=100, tokenizer="character").chunk(doc)
     assert chunk.text == doc.text and chunk.metadata["exact_slice"] is True
 
 
 def test_section_min_size_above_size_is_rejected() -> None:
     with pytest.raises(ValueError, match="min_size"):
-        SectionChunker(size=10, min_size=11, tokenizer="character")
+        SectionChunker(chunk_size=10, min_size=11, tokenizer="character")
 
 
 def test_section_split_returns_exact_slices_within_size() -> None:
-    chunker = SectionChunker(size=20, tokenizer="character")
+    chunker = SectionChunker(chunk_size=20, tokenizer="character")
     text = "One sentence here. Another one there. And a third, with a clause."
     pieces = chunker.split(text)
     assert "".join(p.text for p in pieces) == text

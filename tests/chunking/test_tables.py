@@ -15,8 +15,8 @@ def csv_document(header: list[str], rows: list[list[str]]) -> Document:
 
 def leveled(parent: int, child: int, tokenizer: str = "cl100k_base") -> ParentChildChunker:
     return ParentChildChunker(
-        parent=SectionChunker(size=parent, tokenizer=tokenizer),
-        child=SectionChunker(size=child, tokenizer=tokenizer),
+        parent=SectionChunker(chunk_size=parent, tokenizer=tokenizer),
+        child=SectionChunker(chunk_size=child, tokenizer=tokenizer),
     )
 
 
@@ -45,7 +45,7 @@ def wide_document(columns: int = 60) -> Document:
 
 def test_wide_rows_are_column_value_cells_with_the_key_in_every_piece() -> None:
     document = wide_document()
-    chunker = SectionChunker(size=256, tokenizer="cl100k_base")
+    chunker = SectionChunker(chunk_size=256, tokenizer="cl100k_base")
     header_tokens = chunker.count_tokens(document.text.split("\n")[0])
     assert header_tokens > 256  # header + one row is over the budget
     chunks = chunker.chunk(document)
@@ -79,7 +79,7 @@ def test_a_markdown_table_wide_row_keeps_names() -> None:
     long = "word " * 80
     text = f"| key | note |\n|---|---|\n| a1 | {long.strip()} |\n| a2 | short |"
     document = parse_bytes(text.encode(), kind="markdown", source_uri="mem://wide.md")
-    chunks = SectionChunker(size=64, tokenizer="cl100k_base").chunk(document)
+    chunks = SectionChunker(chunk_size=64, tokenizer="cl100k_base").chunk(document)
     assert all(c.text.strip() != "| key | note |\n|---|---|" for c in chunks)
     noted = [c for c in chunks if "note: word" in c.text]
     assert noted and all(c.text.startswith("key: a1\n") or c.text.startswith("key: a1") for c in noted[1:])

@@ -149,7 +149,7 @@ def test_a_dangling_link_and_a_new_file(dev: DagsterDev, ws: Workspace) -> None:
 def _set_child_size(ws: Workspace, size: int) -> None:
     plans = yaml.safe_load(ws.plans_file.read_text())
     for route in plans["plans"]["default"]["routes"].values():
-        route["child"]["chunk_size" if "chunk_size" in route["child"] else "size"] = size
+        route["child"]["chunk_size"] = size
     ws.plans_file.write_text(yaml.safe_dump(plans))
 
 

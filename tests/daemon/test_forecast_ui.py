@@ -38,7 +38,7 @@ def test_a_new_plan_keys_forecast_shows_on_its_partition_page(
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run does)")
     dev = start_dagster_dev(env={"INGEST_SENSOR_SECONDS": "2", "INGEST_WORKERS": "1"}, seed=True)
     plans = yaml.safe_load(workspace.plans_file.read_text())
-    plans["plans"]["default"]["routes"]["*"]["child"]["size"] = 200
+    plans["plans"]["default"]["routes"]["*"]["child"]["chunk_size"] = 200
     workspace.plans_file.write_text(yaml.safe_dump(plans))
     (new_key,) = [plan.key for plan in load_plans(workspace.plans_file)]
     shard = workspace.busiest_shard()

@@ -121,7 +121,7 @@ class Reader(threading.Thread):
 def _set_child_size(ws: Workspace, size: int) -> str:
     plans = yaml.safe_load(ws.plans_file.read_text())
     for route in plans["plans"]["default"]["routes"].values():
-        route["child"]["chunk_size" if "chunk_size" in route["child"] else "size"] = size
+        route["child"]["chunk_size"] = size
     ws.plans_file.write_text(yaml.safe_dump(plans))
     (plan,) = load_plans(ws.plans_file)
     return plan.key

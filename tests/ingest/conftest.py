@@ -42,8 +42,8 @@ def plan_spec(
                 "child": {"strategy": "recursive", "chunk_size": chat_child, **tok},
             },
             "*": {
-                "parent": {"strategy": "section", "size": parent, **tok},
-                "child": {"strategy": "section", "size": child, **tok},
+                "parent": {"strategy": "section", "chunk_size": parent, **tok},
+                "child": {"strategy": "section", "chunk_size": child, **tok},
             },
         }
     }

@@ -24,8 +24,8 @@ def corpus_plan(child: int = 256) -> dict[str, Any]:
                 "child": {"strategy": "recursive", "chunk_size": child},
             },
             "*": {
-                "parent": {"strategy": "section", "size": 1024},
-                "child": {"strategy": "section", "size": child},
+                "parent": {"strategy": "section", "chunk_size": 1024},
+                "child": {"strategy": "section", "chunk_size": child},
             },
         }
     }

@@ -64,7 +64,10 @@ def test_dagster_definitions_validate_passes() -> None:
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda p: p["routes"]["*"]["child"].update(size=-5), ["'default'", "'*'", "child", "size"]),
+        (
+            lambda p: p["routes"]["*"]["child"].update(chunk_size=-5),
+            ["'default'", "'*'", "child", "chunk_size"],
+        ),
         (lambda p: p["routes"]["chat"]["parent"].update(strategy="nope"), ["'default'", "'chat'", "parent"]),
         (lambda p: p["routes"]["*"]["parent"].update(colour="red"), ["'default'", "'*'", "parent", "colour"]),
     ],

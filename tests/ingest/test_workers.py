@@ -26,8 +26,8 @@ PLANS = """plans:
         parent: {strategy: turn-window, chunk_size: 300, tokenizer: cl100k_base}
         child: {strategy: recursive, chunk_size: 60, tokenizer: cl100k_base}
       "*":
-        parent: {strategy: section, size: 300, tokenizer: cl100k_base}
-        child: {strategy: section, size: 60, tokenizer: cl100k_base}
+        parent: {strategy: section, chunk_size: 300, tokenizer: cl100k_base}
+        child: {strategy: section, chunk_size: 60, tokenizer: cl100k_base}
 """
 
 

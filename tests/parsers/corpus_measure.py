@@ -34,14 +34,13 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
-import yaml
 from selectolax.lexbor import LexborHTMLParser
 
 from chunking.chunk import Chunk, PageProvenance
 from chunking.chunkers.leveling import ParentChildChunker
-from chunking.chunkers.registry import chunker_from_settings
 from chunking.errors import ParseError
 from chunking.parsers import parse_file
+from chunking.plans import read_plans_file
 
 __all__ = ["Figures", "default_leveler", "measure"]
 
@@ -96,11 +95,8 @@ class Figures:
 
 
 def default_leveler(plans_path: Path = ROOT / "plans.yaml") -> ParentChildChunker:
-    """The default plan's ``"*"`` route as a parent-child chunker, built through the registry."""
-    route = yaml.safe_load(plans_path.read_text())["plans"]["default"]["routes"]["*"]
-    return ParentChildChunker(
-        parent=chunker_from_settings(route["parent"]), child=chunker_from_settings(route["child"])
-    )
+    """The default plan's ``"*"`` route as a parent-child chunker, read by the plans reader."""
+    return read_plans_file(plans_path).plans["default"].routes["*"].leveler()
 
 
 def _mask(line: str) -> str:

@@ -46,7 +46,7 @@ def test_an_atx_heading_over_the_length_limit_is_text() -> None:
 def test_a_title_comes_from_the_start_and_labels_nothing_before_it() -> None:
     late = _md(f"{LONG}\n\n{LONG}\n\n{LONG}\n\n{LONG}\n\n# Appendix\n\nNotes.\n")
     assert late.title == "notes"
-    chunks = SectionChunker(size=64, tokenizer="character").chunk(late)
+    chunks = SectionChunker(chunk_size=64, tokenizer="character").chunk(late)
     before = [c for c in chunks if c.provenance.end <= late.text.index("# Appendix")]
     assert before and all("Appendix" not in c.contextual_text for c in before)
     early = _md("<p>badge</p>\n\n# Orchard\n\nBody.\n")
@@ -80,7 +80,9 @@ def test_wikitext_heading_lines_inside_a_paragraph_open_sections() -> None:
     # Three articles one after another: the first heading is no title of the others.
     assert document.title == "wikitexts"
     assert_exact_offsets(document)
-    tower = [c for c in SectionChunker(size=20, tokenizer="character").chunk(document) if "Tower" in c.text]
+    tower = [
+        c for c in SectionChunker(chunk_size=20, tokenizer="character").chunk(document) if "Tower" in c.text
+    ]
     assert tower and all("Valkyria" not in c.contextual_text for c in tower)
 
 

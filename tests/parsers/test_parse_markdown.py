@@ -164,7 +164,7 @@ def test_markdown_chunks_carry_the_document_title_in_contextual_text() -> None:
 
     source = b"<h1>Multer</h1>\n\nMiddleware for multipart forms.\n\n## Usage\n\nCall upload.single().\n"
     plain = b"## Usage\n\nCall upload.single().\n"
-    leveler = ParentChildChunker(parent=SectionChunker(size=20), child=SectionChunker(size=8))
+    leveler = ParentChildChunker(parent=SectionChunker(chunk_size=20), child=SectionChunker(chunk_size=8))
     chunks = leveler.chunk(parse_bytes(source, kind="markdown", source_uri="mem://multer.md"))
     usage = [c for c in chunks if c.heading_path == ["Multer", "Usage"]]
     assert usage and all(c.contextual_text.startswith("Multer > Usage\n\n") for c in usage)

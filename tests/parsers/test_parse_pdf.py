@@ -66,7 +66,9 @@ def _units(document: Document) -> list[tuple[tuple[str, ...], Unit]]:
 
 
 def _leveler(child_size: int = 256) -> ParentChildChunker:
-    return ParentChildChunker(parent=SectionChunker(size=1024), child=SectionChunker(size=child_size))
+    return ParentChildChunker(
+        parent=SectionChunker(chunk_size=1024), child=SectionChunker(chunk_size=child_size)
+    )
 
 
 def test_pdf_outline_gives_sections_and_heading_paths() -> None:
