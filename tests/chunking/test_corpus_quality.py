@@ -13,6 +13,9 @@ import pytest
 
 from tests.chunking.corpus_quality import CORPUS, chunk_corpus, measure
 
+# The module's tests share one measure of the corpus: one worker runs them.
+pytestmark = pytest.mark.xdist_group("chunking-corpus-quality")
+
 
 @pytest.fixture(scope="module")
 def counts() -> dict[str, int]:
