@@ -42,9 +42,10 @@ lake-stop:
 test: install
 	$(BIN)/pytest
 
-## The slow tests: whole-corpus sweeps, kill trials.
+## The slow tests: whole-corpus sweeps, kill trials, a real dagster dev. Four workers: the
+## daemon tests mostly wait, and the others use the cores meanwhile (as .ci/run does).
 test-slow: install
-	$(BIN)/pytest -m slow
+	$(BIN)/pytest -m slow -n 4
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -1,5 +1,30 @@
-"""Fixtures every test folder shares: the store backends (tests/lake/postgres.py)."""
+"""Fixtures every test folder shares: the store backends (tests/lake/postgres.py); the hooks
+that print the reliability figures (tests/figures.py), summed over pytest-xdist's workers."""
 
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.figures import FIGURES, WORKER_OUTPUT_KEY, write_summary
 from tests.lake.postgres import backend, postgres_cluster
 
 __all__ = ["backend", "postgres_cluster"]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker: hand this worker's figures to the controller."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output[WORKER_OUTPUT_KEY] = dict(FIGURES)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On the controller: add up a finished worker's figures."""
+    FIGURES.update(getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY, {}))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    write_summary(terminalreporter)

@@ -2,7 +2,7 @@
 
 Slow (every corpus file, both levels of the default plan); skipped when ../shared/corpus is
 absent, as the other corpus tests are. The counts are those of
-:mod:`tests.chunking.corpus_quality`; ``-s`` shows them.
+:mod:`tests.chunking.corpus_quality`; ``-n 0 -s`` shows them (xdist workers keep what they print).
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ import json
 import pytest
 
 from tests.chunking.corpus_quality import CORPUS, chunk_corpus, measure
+
+# The module's tests share one measure of the corpus: one worker runs them.
+pytestmark = pytest.mark.xdist_group("chunking-corpus-quality")
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,8 @@ from ingest_assets.store import IngestStore, invariants
 from tests.daemon.conftest import Workspace, make_workspace
 from tests.daemon.harness import DagsterDev, DagsterDevError
 
-pytestmark = pytest.mark.slow
+# One dagster dev for the module, whose tests run in order: one xdist worker runs them all.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("daemon-automation")]
 INTERVAL = 2  # seconds between sensor ticks (INGEST_SENSOR_SECONDS)
 SENSOR = "ingest_sensor"
 

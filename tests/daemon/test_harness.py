@@ -16,6 +16,9 @@ from tests.daemon.harness import DagsterDev, DagsterDevError, group_pids
 
 # Each module starts dagster dev at least twice (5-10 s each); the folder takes about 90 s.
 pytestmark = pytest.mark.slow
+# The tests of the module's shared ``dagster_dev`` run in order on one xdist worker (the first
+# expects a fresh instance); those that start their own instance run anywhere.
+SHARED = pytest.mark.xdist_group("daemon-harness")
 ASSETS = {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes", "embeddings"}
 
 
@@ -28,6 +31,7 @@ def _alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
+@SHARED
 def test_code_location_loads_with_assets_jobs_and_automation(dagster_dev: DagsterDev) -> None:
     repo = dagster_dev.repository()
     assert {"/".join(n["assetKey"]["path"]) for n in repo["assetNodes"]} == ASSETS
@@ -44,6 +48,7 @@ def test_code_location_loads_with_assets_jobs_and_automation(dagster_dev: Dagste
     assert dagster_dev.runs() == []
 
 
+@SHARED
 def test_materialize_one_documents_shard_and_read_its_metadata(
     dagster_dev: DagsterDev, shared_workspace: Workspace
 ) -> None:
@@ -63,6 +68,7 @@ def test_materialize_one_documents_shard_and_read_its_metadata(
     assert dagster_dev.wait_until_idle(quiet=2, timeout=60)[0].run_id == run_id
 
 
+@SHARED
 def test_the_sensor_turns_on_and_off(dagster_dev: DagsterDev) -> None:
     assert dagster_dev.start_sensor("ingest_sensor") == "RUNNING"
     assert dagster_dev.sensors()["ingest_sensor"] == "RUNNING"
@@ -70,6 +76,7 @@ def test_the_sensor_turns_on_and_off(dagster_dev: DagsterDev) -> None:
     assert dagster_dev.sensors()["ingest_sensor"] == "STOPPED"
 
 
+@SHARED
 def test_backfill_of_one_shard_runs_and_the_instance_goes_idle(
     dagster_dev: DagsterDev, shared_workspace: Workspace
 ) -> None:

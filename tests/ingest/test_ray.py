@@ -18,6 +18,8 @@ from tests.ingest.test_workers import PLANS as WORKER_PLANS
 from tests.ingest.test_workers import ingest_sample
 from tests.ray_cluster import NODE_IP, free_ports, two_node_cluster
 
+# The tests share one two-node cluster (module fixture): one worker runs them.
+pytestmark = pytest.mark.xdist_group("ray-cluster")
 # test_workers' plans (the BPE tokenizer, small chunks: many jobs), with vectors: embedding
 # goes through the executor too.
 PLANS = WORKER_PLANS.replace(

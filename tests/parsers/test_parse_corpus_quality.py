@@ -17,7 +17,8 @@ from chunking.parsers.encoding import decode
 from tests.parsers.corpus_measure import Figures, measure
 from tests.parsers.encoding_samples import SAMPLES, accuracy
 
-pytestmark = pytest.mark.slow
+# One worker measures the corpus once for the module (the ``figures`` fixture).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("parsers-corpus-quality")]
 
 # The Sphinx pages whose footnotes (aside.footnote) were dropped as chrome.
 FOOTNOTE_PAGES = {

@@ -1,4 +1,5 @@
-"""Shared helpers of the reliability tests and the figures they print at the end of the session."""
+"""Shared helpers of the reliability tests; the figures they add up (``FIGURES``) are printed at
+the end of the session (tests/figures.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,39 +17,12 @@ import yaml
 
 from ingest_assets.plans import _plans_at
 from ingest_assets.store import IngestStore, invariants
+from tests.figures import FIGURES
 from tests.ingest.conftest import SAMPLE, plan_spec
 
+__all__ = ["FIGURES"]
+
 ROOT = Path(__file__).resolve().parents[2]
-
-# Filled by the tests, printed by pytest_terminal_summary.
-FIGURES: Counter[str] = Counter()
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not FIGURES:
-        return
-    f = FIGURES
-    write = terminalreporter.write_line
-    terminalreporter.section("reliability figures")
-    write(
-        f"bad inputs tried: {f['bad_tried']}; documents recovered: {f['bad_recovered']} "
-        f"({f['bad_ingested']} ingested, {f['bad_recorded']} recorded in ingest_failures), "
-        f"unaccounted: {f['bad_tried'] - f['bad_recovered']}"
-    )
-    write(
-        f"hostile inputs: {f['hostile_tried']} tried, links/special files skipped: {f['links_skipped']}, "
-        f"network connects during parsing: {f['network_connects']}"
-    )
-    write(
-        f"kill trials (SIGKILL of `ingest run`): {f['kill_trials']} ({f['kill_real']} killed a "
-        f"running process); store consistent after: "
-        f"{f['kill_consistent']}; next run completed without redoing committed sets: "
-        f"{f['kill_completed']}; sets committed before a kill and reused: {f['kill_reused_sets']}"
-    )
-    write(
-        f"concurrent runs: {f['concurrent_runs']}; succeeded: {f['concurrent_ok']}; "
-        f"lock errors shown to the user: {f['lock_errors']}; rows lost: {f['rows_lost']}"
-    )
 
 
 def write_plans(path: Path, **plans: dict[str, Any]) -> Path:

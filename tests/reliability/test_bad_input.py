@@ -27,6 +27,9 @@ from tests.reliability.conftest import FIGURES, cli_in_process, copy_sample, wri
 from tests.reliability.corpus import CLEAN_TEXT, FAST_CASES, HOSTILE_NAMES, SECRET, good_pdf, write_cases
 
 ROOT = Path(__file__).resolve().parents[2]
+# The module's tests read one ingested inbox, and one raises a limit and runs again: one worker
+# runs them all, in order.
+pytestmark = pytest.mark.xdist_group("reliability-bad-input")
 EXTERNAL = "198.51.100.7"  # TEST-NET-2: never routable
 
 
