@@ -62,11 +62,11 @@ def main() -> None:
             "seconds": statistics.median(seconds),
             "bytes": _size(work / "since-0"),
         }
-        plans, limits = load_plans("plans.yaml"), Settings.from_env().limits
+        plans, settings = load_plans("plans.yaml"), Settings.from_env()
         seconds = []
         for _ in range(args.repeat):
             started = time.perf_counter()
-            forecast(store, args.inbox, plans, limits)
+            forecast(store, args.inbox, plans, settings)
             seconds.append(time.perf_counter() - started)
         rows["plans --diff (no change)"] = {"seconds": statistics.median(seconds), "bytes": 0}
     finally:

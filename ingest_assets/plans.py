@@ -19,7 +19,6 @@ from chunking import BaseChunker, ParentChildChunker
 from chunking.ids import settings_hash
 from chunking.plans import FALLBACK_ROUTE, PlanError, PlanSpec, parse_plans_data, read_plans_file
 from ingest_assets.embeddings import EmbeddingPlan, ModelError, model_info
-from ingest_assets.settings import Settings
 
 __all__ = [
     "Plan",
@@ -27,7 +26,6 @@ __all__ = [
     "Route",
     "build_plan",
     "cached_plans",
-    "default_plans_path",
     "load_plans",
     "parse_plans",
 ]
@@ -92,11 +90,6 @@ class Plan:
         }
 
 
-def default_plans_path() -> Path:
-    """Return ``$INGEST_PLANS``, else ``plans.yaml`` in the working directory."""
-    return Path(Settings.from_env().plans_file)
-
-
 @lru_cache(maxsize=8)
 def _plans_at(path: str, mtime_ns: int, size: int) -> tuple[Plan, ...]:
     return tuple(load_plans(path))
@@ -150,13 +143,14 @@ def parse_plans(data: Any, source: str = "plans") -> list[Plan]:
     return _built(parse_plans_data(data, source).plans, source)
 
 
-def load_plans(path: str | Path | None = None) -> list[Plan]:
-    """Load and validate a plans file (default: :func:`default_plans_path`), sorted by name.
+def load_plans(path: str | Path) -> list[Plan]:
+    """Load and validate the plans file at ``path`` (``Settings.plans_file`` names the
+    pipeline's), sorted by name.
 
     Raises:
         PlanError: The file is missing, not YAML, or describes an invalid plan.
     """
-    path = Path(path) if path is not None else default_plans_path()
+    path = Path(path)
     return _built(read_plans_file(path).plans, str(path))
 
 

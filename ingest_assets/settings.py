@@ -1,8 +1,10 @@
 """Every setting of the pipeline in one place: the ``INGEST_*`` environment variables and defaults.
 
-No Dagster here. :meth:`Settings.from_env` is the only reader of the environment; every module
-takes its values from a :class:`Settings` (given, or read at the call), so a default is written
-once and a bad value fails with a message naming its variable.
+No Dagster here. :class:`Settings` is a pydantic-settings model and the only reader of the
+environment. The entry points (the ``ingest`` command, the code location, a run's resource)
+read it once with :meth:`Settings.from_env` and pass it down to the store, engine, steps and
+workers, so a default is written once and a bad value fails at start with a message naming its
+variable.
 
 ==========================  ==========================  =========================================
 variable                    field                       meaning (default)
@@ -26,23 +28,30 @@ variable                    field                       meaning (default)
 ``INGEST_SENSOR_SECONDS``   ``sensor_seconds``          automation sensor interval (30)
 ``INGEST_DEBUG``            ``debug``                   tracebacks from ``ingest`` (off)
 ==========================  ==========================  =========================================
+
+``INGEST_LOCK_TIMEOUT_SECONDS`` (``lock_timeout_seconds``): how long to keep retrying while another
+process holds the store file (120).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from chunking.parsers import ParseLimits
 
 __all__ = ["ENVIRONMENT", "LIMIT_FLAGS", "Settings"]
 
+# The store's variables: INGEST_STORE names the store like INGEST_DUCKDB and wins over it (the
+# lake is not a DuckDB file).
+STORE_VARIABLE = "INGEST_STORE"
+DUCKDB_VARIABLE = "INGEST_DUCKDB"
 # field -> environment variable
 ENVIRONMENT: dict[str, str] = {
-    "database": "INGEST_DUCKDB",
+    "database": DUCKDB_VARIABLE,
     "inbox": "INGEST_INBOX",
     "plans_file": "INGEST_PLANS",
     "max_bytes": "INGEST_MAX_BYTES",
@@ -56,9 +65,8 @@ ENVIRONMENT: dict[str, str] = {
     "lake_data": "INGEST_LAKE_DATA",
     "executor": "INGEST_EXECUTOR",
     "ray_address": "INGEST_RAY_ADDRESS",
+    "lock_timeout_seconds": "INGEST_LOCK_TIMEOUT_SECONDS",
 }
-# Names the store like INGEST_DUCKDB, and wins over it: the lake is not a DuckDB file.
-STORE_VARIABLE = "INGEST_STORE"
 # The parse limits and the `ingest run` flag that sets each.
 LIMIT_FLAGS: dict[str, str] = {
     "max_bytes": "--max-bytes",
@@ -68,38 +76,7 @@ LIMIT_FLAGS: dict[str, str] = {
 MAX_DEFAULT_WORKERS = 4
 # Where run_batches sends jobs (ingest_assets.engine.workers): the local process pool or Ray.
 EXECUTORS = ("process", "ray")
-_WHOLE_NUMBERS = {"max_bytes", "max_pages", "max_rows", "workers", "duckdb_threads", "sensor_seconds"}
-
-
-def _whole_number(variable: str, raw: str, *, positive: bool) -> int:
-    """``raw`` as a whole number (``_`` allowed as a separator).
-
-    Raises:
-        ValueError: It is not one (or not positive, when ``positive``); the message names it.
-    """
-    what = "positive whole number" if positive else "whole number of processes"
-    try:
-        value = int(raw.strip().replace("_", ""))
-    except ValueError:
-        raise ValueError(f"{variable}={raw!r} is not a {what}") from None
-    if positive and value <= 0:
-        raise ValueError(f"{variable}={raw!r} is not a {what}")
-    return value
-
-
-def _executor(raw: str) -> str:
-    """``raw`` as an executor name.
-
-    Raises:
-        ValueError: It is not one of :data:`EXECUTORS`; the message names the variable.
-    """
-    value = raw.strip().lower()
-    if value not in EXECUTORS:
-        raise ValueError(
-            f"INGEST_EXECUTOR={raw!r} is not an executor: use 'process' (the local worker pool, the "
-            "default) or 'ray' (a Ray cluster, with the `ray` extra installed)"
-        )
-    return value
+_WHOLE_NUMBERS = ("max_bytes", "max_pages", "max_rows", "workers", "duckdb_threads", "sensor_seconds")
 
 
 def _ray_address_problem(address: str) -> str | None:
@@ -121,19 +98,33 @@ def _ray_address_problem(address: str) -> str | None:
     return None
 
 
-class Settings(BaseModel):
+def _variable(field: str) -> str:
+    return ENVIRONMENT.get(field, f"INGEST_{field.upper()}")
+
+
+class Settings(BaseSettings):
     """The pipeline's settings (see the module docstring for variables and defaults).
+
+    A pydantic-settings model: ``Settings(**values)`` takes the values given, then the
+    ``INGEST_*`` environment, then the defaults. Entry points (the CLI, the code location) build
+    one with :meth:`from_env` and pass it down; the store, engine and workers never read the
+    environment themselves.
 
     The byte limit is lower than the library's default: a document's chunking time and memory
     grow with its size, so the pipeline refuses bigger files with a failure that names the
     limit, unless the limit is raised.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(
+        env_prefix="INGEST_", env_ignore_empty=True, frozen=True, extra="forbid", populate_by_name=True
+    )
 
-    database: str = "data/ingest.duckdb"
+    database: str = Field(
+        default="data/ingest.duckdb",
+        validation_alias=AliasChoices("database", STORE_VARIABLE, DUCKDB_VARIABLE),
+    )
     inbox: str = "data/sample"
-    plans_file: str = "plans.yaml"
+    plans_file: str = Field(default="plans.yaml", validation_alias=AliasChoices("plans_file", "INGEST_PLANS"))
     max_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
     max_pages: int = Field(default=2000, gt=0)
     max_rows: int = Field(default=1_000_000, gt=0)
@@ -150,36 +141,56 @@ class Settings(BaseModel):
     executor: Literal["process", "ray"] = "process"
     ray_address: str | None = None
 
+    @field_validator(*_WHOLE_NUMBERS, mode="before")
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    def _whole_number(cls, value: Any) -> Any:
+        # `1_000` reads as a thousand, as in Python.
+        return value.strip().replace("_", "") if isinstance(value, str) else value
+
+    @field_validator("executor", mode="before")
+    @classmethod
+    def _executor(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("ray_address")
+    @classmethod
+    def _ray_address(cls, value: str | None) -> str | None:
+        problem = None if value is None else _ray_address_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _ray_address_used(self) -> Settings:
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError(
+                f"INGEST_RAY_ADDRESS={self.ray_address!r} is set but INGEST_EXECUTOR is not 'ray', so no job "
+                "would go to that cluster: set INGEST_EXECUTOR=ray, or unset INGEST_RAY_ADDRESS"
+            )
+        return self
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Settings:
         """Settings from ``overrides`` (None values ignored), else the environment, else defaults.
 
         Raises:
-            ValueError: A variable holds a value its field refuses; the message names it.
+            ValueError: A value is refused; the message names its variable, the value and why.
         """
-        environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for name, variable in ENVIRONMENT.items():
-            raw = environ.get(variable, "").strip()
-            if not raw:
-                continue
-            if name == "debug":
-                values[name] = raw.lower() not in ("0", "false", "no", "off")
-            elif name == "executor":
-                values[name] = _executor(raw)
-            elif name in _WHOLE_NUMBERS:
-                values[name] = _whole_number(variable, environ[variable], positive=name != "workers")
-            else:
-                values[name] = raw
-        if environ.get(STORE_VARIABLE, "").strip():
-            values["database"] = environ[STORE_VARIABLE].strip()
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        _check_ray(values)
         try:
-            return cls(**values)
+            return cls(**{k: v for k, v in overrides.items() if v is not None})
         except ValidationError as error:
-            problems = [f"{item['loc'][0]}={item.get('input')!r}: {item['msg']}" for item in error.errors()]
-            raise ValueError("invalid setting: " + "; ".join(problems)) from None
+            raise ValueError(
+                "invalid setting: " + "; ".join(_problem(item) for item in error.errors())
+            ) from None
+
+    def updated(self, **values: Any) -> Settings:
+        """A copy with ``values`` (None values ignored), validated like the rest.
+
+        Raises:
+            ValueError: A value is refused; the message names its variable, the value and why.
+        """
+        given = {k: v for k, v in values.items() if v is not None}
+        return self if not given else type(self).from_env(**{**self.model_dump(), **given})
 
     @property
     def limits(self) -> ParseLimits:
@@ -212,20 +223,22 @@ class Settings(BaseModel):
         return max(1, min(usable, MAX_DEFAULT_WORKERS))
 
 
-def _check_ray(values: Mapping[str, Any]) -> None:
-    """Refuse a Ray address that cannot be used, or one that would be ignored.
-
-    Raises:
-        ValueError: The message names ``INGEST_RAY_ADDRESS`` and the fix.
-    """
-    address = values.get("ray_address")
-    if address is None:
-        return
-    if values.get("executor", "process") != "ray":
-        raise ValueError(
-            f"INGEST_RAY_ADDRESS={address!r} is set but INGEST_EXECUTOR is not 'ray', so no job would "
-            "go to that cluster: set INGEST_EXECUTOR=ray, or unset INGEST_RAY_ADDRESS"
+def _problem(item: Any) -> str:
+    """One validation error as ``VARIABLE='value': why`` (an error of no one field as it is)."""
+    if not item["loc"]:
+        return item["msg"].removeprefix("Value error, ")
+    field = str(item["loc"][0])
+    name = field if field.startswith("INGEST_") else _variable(field)
+    why = item["msg"].removeprefix("Value error, ")
+    if field.removeprefix("INGEST_").lower() in _WHOLE_NUMBERS or field in _WHOLE_NUMBERS:
+        why = (
+            "is not a whole number of processes"
+            if name.endswith("WORKERS")
+            else "is not a positive whole number"
         )
-    problem = _ray_address_problem(address)
-    if problem is not None:
-        raise ValueError(f"INGEST_RAY_ADDRESS={address!r} {problem}")
+    if name.endswith("EXECUTOR"):
+        why = (
+            "is not an executor: use 'process' (the local worker pool, the default) or 'ray' (a Ray "
+            "cluster, with the `ray` extra installed)"
+        )
+    return f"{name}={item.get('input')!r} {why}" if "input" in item else f"{name}: {why}"

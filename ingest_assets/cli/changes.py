@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from ingest_assets.cli.common import CommandError, open_store
 from ingest_assets.inbox import file_name
+from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from ingest_assets.store.changes import ChunkChange, changes_since
 from ingest_assets.store.lists import json_list
@@ -30,14 +31,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object per line")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest changes``: the selected changes as text, or one JSON object a line.
 
     Raises:
         CommandError: ``--since`` is neither a time nor a run that recorded changes; no store.
         UnknownPlan: ``--plan`` names no stored plan.
     """
-    store = open_store(args.db)
+    store = open_store(args.db, settings)
     found = read_changes(store, args)
     if args.json:
         for c in found:

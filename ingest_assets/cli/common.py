@@ -15,18 +15,19 @@ class CommandError(ValueError):
     """Bad input to a command; the message names the option and what to do."""
 
 
-def open_store(database: str | None) -> IngestStore:
-    """The store at ``database`` (default: the settings'), which must exist already.
+def open_store(database: str | None, settings: Settings) -> IngestStore:
+    """The store at ``database`` (default: ``settings``'), which must exist already, under
+    ``settings``.
 
     Raises:
         CommandError: There is no store file there.
     """
-    location = database or Settings.from_env().database
+    location = database or settings.database
     if is_lake(location):
-        return IngestStore(location)
+        return IngestStore(location, lock_timeout=settings.lock_timeout_seconds, settings=settings)
     path = Path(location)
     if not path.is_file():
         raise CommandError(
             f"--db {path}: no store file there; run `ingest run` first, or pass --db / set INGEST_DUCKDB"
         )
-    return IngestStore(path)
+    return IngestStore(path, lock_timeout=settings.lock_timeout_seconds, settings=settings)

@@ -7,6 +7,7 @@ import argparse
 import json
 
 from ingest_assets.cli.common import open_store
+from ingest_assets.settings import Settings
 from ingest_assets.store.plan_names import resolve_plan
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the manifest as JSON")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest export``: write the export, print its manifest (text, or JSON with ``--json``).
 
     Raises:
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from ingest_assets.exports import export_plan
 
-    store = open_store(args.db)
+    store = open_store(args.db, settings)
     result = export_plan(store, resolve_plan(store, args.plan), args.format, args.out, args.since)
     manifest = result.manifest
     if args.json:

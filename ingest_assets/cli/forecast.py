@@ -53,16 +53,15 @@ def print_forecast(result: Any, plans_file: str, database: str) -> None:
     )
 
 
-def run_forecast(args: argparse.Namespace) -> int:
+def run_forecast(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest plans --diff``: the forecast of ``--plans`` (default the settings') over the store."""
     from ingest_assets.engine.forecast import forecast
     from ingest_assets.plans import load_plans
 
-    settings = Settings.from_env()
     plans_file = args.plans or settings.plans_file
     plans = load_plans(plans_file)
-    store = open_store(args.db)
-    result = forecast(store, args.inbox or settings.inbox, plans, settings.limits)
+    store = open_store(args.db, settings)
+    result = forecast(store, args.inbox or settings.inbox, plans, settings)
     if args.json:
         print(json.dumps(forecast_json(result), indent=2, sort_keys=True))
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from chunking import inspect as chunk_inspect
+from ingest_assets.settings import Settings
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -17,6 +18,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     chunk_inspect.add_arguments(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     """Print the chunks; 0, or 1 with the error on stderr."""
     return chunk_inspect.run(args)

@@ -44,18 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _debug() -> bool:
-    try:
-        return Settings.from_env().debug
-    except ValueError:
-        return False
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ingest`` console script; returns the exit code."""
     args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
+    settings: Settings | None = None
     try:
-        return int(args.handler(args))
+        # The one read of the environment: every command is given these settings.
+        settings = Settings.from_env()
+        return int(args.handler(args, settings))
     except PlanError as error:
         print(f"ingest: invalid plans: {error}", file=sys.stderr)
         return 2
@@ -63,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ingest: {error}", file=sys.stderr)
         return 1
     except Exception as error:  # no traceback for the user; INGEST_DEBUG=1 shows it
-        if _debug():
+        if settings is not None and settings.debug:
             raise
         print(
             f"ingest: unexpected error {error!r}; run again with INGEST_DEBUG=1 for the traceback "

@@ -10,6 +10,7 @@ from typing import Any
 
 from ingest_assets.cli.common import CommandError, open_store
 from ingest_assets.plans import Plan, load_plans
+from ingest_assets.settings import Settings
 
 __all__ = ["HELP", "add_arguments", "plan_states_text", "run"]
 
@@ -31,12 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def plan_states_text(database: str | None, plans: list[Plan]) -> dict[str, str]:
+def plan_states_text(database: str | None, plans: list[Plan], settings: Settings) -> dict[str, str]:
     """Each plan key's state in the store as people read it: the file's keys (live, building
     with how many documents are ready, retired, or not in the store yet), then the stored keys
     the file does not name (empty: no store)."""
     try:
-        store = open_store(database)
+        store = open_store(database, settings)
     except CommandError:
         return {}
     states = {}
@@ -69,15 +70,15 @@ def _plan_rows(plans: list[Plan]) -> list[dict[str, Any]]:
     ]
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest plans`` (or ``--diff``); prints text, or JSON with ``--json``."""
     if args.diff:
         from ingest_assets.cli.forecast import run_forecast
 
-        return run_forecast(args)
-    plans = load_plans(args.plans)
+        return run_forecast(args, settings)
+    plans = load_plans(args.plans or settings.plans_file)
     rows = _plan_rows(plans)
-    states = plan_states_text(args.db, plans)
+    states = plan_states_text(args.db, plans, settings)
     for row in rows:
         row["state"] = states.get(row["key"])
     if args.json:

@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, type=int, metavar="N", help=f"largest {what}; sets ${variable}")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest run``: run what has work, print the summary (text, or JSON with ``--json``).
 
     Raises:
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     for flag, value in limits.items():
         if value is not None and value <= 0:
             raise ValueError(f"{LIMIT_FLAGS[flag]} must be a positive number of {flag[4:]}")
-    settings = Settings.from_env(**limits)
+    settings = settings.updated(**limits)
     show_progress(verbose=args.verbose, quiet=args.json)
     summary = run_pipeline(inbox=args.inbox, database=args.db, plans_file=args.plans, settings=settings)
     if args.json:
@@ -81,7 +81,7 @@ def run_pipeline(
         database: DuckDB file (default: the settings').
         plans_file: Plans YAML (default: the settings').
         instance: A Dagster instance; default the one under ``$DAGSTER_HOME`` (or ``./.dagster_home``).
-        settings: Every other setting; default read from the environment.
+        settings: Every other setting; default read from the environment (``Settings()``).
 
     Raises:
         PlanError: The plans file is invalid.
@@ -94,14 +94,14 @@ def run_pipeline(
 
     started = time.perf_counter()
     given = {"inbox": inbox, "database": database, "plans_file": plans_file}
-    settings = (settings or Settings.from_env()).model_copy(update={k: v for k, v in given.items() if v})
+    settings = (settings or Settings.from_env()).updated(**{k: v for k, v in given.items() if v})
     plans = load_plans(settings.plans_file)
     keys = [plan.key for plan in plans]
     view = IngestStore(settings.database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
     # One connection for both; closed before any run needs the file.
     with view.session():
         view.check()  # missing: created; unwritable, foreign or unknown schema: StoreError now
-        todo = IngestEngine(view, settings.inbox, plans, settings.limits).pending(SHARDS)
+        todo = IngestEngine(view, settings.inbox, plans, settings).pending(SHARDS)
     run_ids: list[str] = []
     if not todo.empty:
         from ingest_assets.defs.launch import Launcher

@@ -38,13 +38,12 @@ def _print(hits: list[Hit]) -> None:
         print(f"    {flat[:100]}{'…' if len(flat) > 100 else ''}")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest search``: the hits as text or JSON; 2 for an invalid plans file, 1 for a search
     that cannot run (the message says why)."""
     try:
         if args.k <= 0:
             raise SearchError("-k must be a positive number of chunks")
-        settings = Settings.from_env()
         plans = load_plans(args.plans or settings.plans_file)
         plan = plan_for(plans, args.plan)
         database = args.db or settings.database

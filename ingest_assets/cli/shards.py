@@ -70,11 +70,11 @@ def run_shards(settings: Settings, shards: list[str], instance: Any = None) -> d
     return report
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest shards``: the report as one JSON object; 1 (message on stderr) on a bad shard
     or a failed run."""
     try:
-        report: dict[str, Any] = run_shards(Settings.from_env(), args.shards or list(SHARDS))
+        report: dict[str, Any] = run_shards(settings, args.shards or list(SHARDS))
         # On a lake: the seconds this process waited for write locks and held them, alone
         # (whole-store transactions) or beside other shards' writers; ``serial`` is the part of
         # its work that more writers cannot speed up.

@@ -7,6 +7,7 @@ import argparse
 import json
 
 from ingest_assets.cli.common import open_store
+from ingest_assets.settings import Settings
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -19,11 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the violations by rule as JSON")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest verify``: each rule ok or its violations; 0 if none, 1 otherwise."""
     from ingest_assets.store.invariants import full_verification
 
-    store = open_store(args.db)
+    store = open_store(args.db, settings)
     found = full_verification(store)
     if args.json:
         print(json.dumps(found, indent=2, sort_keys=True))

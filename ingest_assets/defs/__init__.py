@@ -29,7 +29,7 @@ from ingest_assets.defs.exports import export_job
 from ingest_assets.defs.jobs import chunks_job, documents_job
 from ingest_assets.defs.metadata import plans_table
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.defs.sensors import ingest_sensor, plans_sensor
+from ingest_assets.defs.sensors import build_sensors
 from ingest_assets.defs.verify import verify_job, verify_schedule
 from ingest_assets.settings import Settings
 
@@ -58,7 +58,7 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         asset_checks=CHECKS,
         jobs=[documents_job, chunks_job, export_job, verify_job, *lake.get("jobs", [])],
         schedules=[verify_schedule, *lake.get("schedules", [])],
-        sensors=[ingest_sensor, plans_sensor],
+        sensors=build_sensors(settings),
         resources={"store": store},
         # Materializations launched from the UI run in one process too (see jobs.py).
         executor=in_process_executor,

@@ -42,8 +42,8 @@ def forecast_observations(
     database: str, inbox: str, plans: list[Plan], added: list[str], settings: Settings, lock_timeout: float
 ) -> list[AssetObservation]:
     """One observation per (new plan key, shard) with that partition's forecast."""
-    store = IngestStore(database, lock_timeout=lock_timeout)
-    whole = forecast(store, inbox, plans, settings.limits)
+    store = IngestStore(database, lock_timeout=lock_timeout, settings=settings)
+    whole = forecast(store, inbox, plans, settings)
     events = []
     for plan in whole.plans:
         if plan.key not in added:

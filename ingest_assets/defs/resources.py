@@ -17,7 +17,7 @@ from ingest_assets.store import IngestStore
 
 __all__ = ["DuckDBStore"]
 
-_DEFAULTS = Settings()
+_DEFAULTS = {name: field.default for name, field in Settings.model_fields.items()}
 # The settings a resource carries (each a field of both): what a run launched by the daemon
 # needs to see as ``ingest run`` or the code location was told.
 _SHARED = ("database", "inbox", "plans_file", "max_bytes", "max_pages", "max_rows", "lock_timeout_seconds")
@@ -31,16 +31,16 @@ class DuckDBStore(ConfigurableResource):
     the run: what it remembers is content-addressed (see ``ingest_assets.store.recent``).
     """
 
-    database: str = Field(default=_DEFAULTS.database, description="DuckDB file holding the store.")
-    inbox: str = Field(default=_DEFAULTS.inbox, description="Folder scanned (recursively) for sources.")
+    database: str = Field(default=_DEFAULTS["database"], description="DuckDB file holding the store.")
+    inbox: str = Field(default=_DEFAULTS["inbox"], description="Folder scanned (recursively) for sources.")
     plans_file: str = Field(
-        default=_DEFAULTS.plans_file, description="YAML plans file (see ingest_assets.plans)."
+        default=_DEFAULTS["plans_file"], description="YAML plans file (see ingest_assets.plans)."
     )
-    max_bytes: int = Field(default=_DEFAULTS.max_bytes, gt=0, description="Largest file parsed, in bytes.")
-    max_pages: int = Field(default=_DEFAULTS.max_pages, gt=0, description="Most pages of a PDF.")
-    max_rows: int = Field(default=_DEFAULTS.max_rows, gt=0, description="Most CSV rows or chat turns.")
+    max_bytes: int = Field(default=_DEFAULTS["max_bytes"], gt=0, description="Largest file parsed, in bytes.")
+    max_pages: int = Field(default=_DEFAULTS["max_pages"], gt=0, description="Most pages of a PDF.")
+    max_rows: int = Field(default=_DEFAULTS["max_rows"], gt=0, description="Most CSV rows or chat turns.")
     lock_timeout_seconds: float = Field(
-        default=_DEFAULTS.lock_timeout_seconds,
+        default=_DEFAULTS["lock_timeout_seconds"],
         gt=0,
         description="How long to retry while another process holds the DuckDB file.",
     )
@@ -56,13 +56,16 @@ class DuckDBStore(ConfigurableResource):
         self._store = IngestStore(
             self.database,
             lock_timeout=self.lock_timeout_seconds,
+            settings=self.settings(),
             run_id=context.run.run_id if context.run else None,
         )
 
     def store(self) -> IngestStore:
         """The run's store (a new one outside a run, e.g. in a sensor evaluated without setup)."""
         if self._store is None:
-            self._store = IngestStore(self.database, lock_timeout=self.lock_timeout_seconds)
+            self._store = IngestStore(
+                self.database, lock_timeout=self.lock_timeout_seconds, settings=self.settings()
+            )
         return self._store
 
     def plans(self) -> list[Plan]:
@@ -70,9 +73,11 @@ class DuckDBStore(ConfigurableResource):
         return cached_plans(self.plans_file)
 
     def settings(self) -> Settings:
-        """The settings this resource was made from (the environment's for the rest)."""
+        """The settings this resource was made from, and the environment's for the rest: a run
+        process (launched by ``ingest run``, the UI or the daemon) reads them here, once per call,
+        and passes them down."""
         return Settings.from_env(**{name: getattr(self, name) for name in _SHARED})
 
     def engine(self) -> IngestEngine:
         """Return an engine over the run's store, the inbox, the current plans and the limits."""
-        return IngestEngine(self.store(), self.inbox, self.plans(), self.settings().limits)
+        return IngestEngine(self.store(), self.inbox, self.plans(), self.settings())

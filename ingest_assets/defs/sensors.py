@@ -39,6 +39,7 @@ from dagster import (
     DefaultSensorStatus,
     RunRequest,
     RunsFilter,
+    SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
@@ -56,7 +57,15 @@ from ingest_assets.plans import Plan, PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, StoreError
 
-__all__ = ["AUTOMATION_TAG", "MAX_ATTEMPTS", "WORK_TAG", "ingest_sensor", "plans_sensor", "range_tags"]
+__all__ = [
+    "AUTOMATION_TAG",
+    "MAX_ATTEMPTS",
+    "WORK_TAG",
+    "build_sensors",
+    "ingest_tick",
+    "plans_tick",
+    "range_tags",
+]
 
 AUTOMATION_TAG, WORK_TAG = "ingest/automation", "ingest/work"
 MAX_ATTEMPTS = 3
@@ -119,7 +128,7 @@ def _registrations(
 def _states_and_kept(store: DuckDBStore) -> tuple[dict[str, str], set[str]]:
     """Each stored plan key's state, and the keys whose partitions stay: those building or live
     now, and those that served at some time (their history is worth keeping)."""
-    view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS)
+    view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS, settings=store.settings())
     with view.session():
         states = {key: s.state for key, s in view.plan_states().items()}
         served = {
@@ -154,14 +163,33 @@ STATE_TEXT = {
 }
 
 
-@sensor(
-    minimum_interval_seconds=Settings.from_env().sensor_seconds,
-    default_status=DefaultSensorStatus.RUNNING,
-    description="Lists each plan key of the plans file as partitions of the chunk assets (within a "
-    "tick of a Reload), so a new key can be backfilled from the UI, and observes each key going live "
-    "or retiring. Launches nothing.",
-)
-def plans_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
+def build_sensors(settings: Settings) -> list[SensorDefinition]:
+    """``ingest_sensor`` (the one switch, off by default) and ``plans_sensor`` (on), each
+    evaluated every ``settings.sensor_seconds``."""
+    every = settings.sensor_seconds
+    return [
+        sensor(
+            name="ingest_sensor",
+            # An asset selection rather than jobs: only a sensor that targets assets may launch
+            # backfills.
+            asset_selection=[*DOCUMENT_ASSETS, *CHUNK_ASSETS],
+            minimum_interval_seconds=every,
+            default_status=DefaultSensorStatus.STOPPED,
+            description="Runs exactly what the store says is pending: new, changed and deleted files, "
+            "then their chunks; a new plan key as a backfill; failed work retried.",
+        )(ingest_tick),
+        sensor(
+            name="plans_sensor",
+            minimum_interval_seconds=every,
+            default_status=DefaultSensorStatus.RUNNING,
+            description="Lists each plan key of the plans file as partitions of the chunk assets (within "
+            "a tick of a Reload), so a new key can be backfilled from the UI, and observes each key going "
+            "live or retiring. Launches nothing.",
+        )(plans_tick),
+    ]
+
+
+def plans_tick(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
     """Register the plans file's keys as partitions (see the module docstring)."""
     try:
         plans = store.plans()
@@ -184,15 +212,7 @@ def plans_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Sensor
     return SensorResult(dynamic_partitions_requests=requests, asset_events=[*forecasts, *observed])
 
 
-@sensor(
-    # An asset selection rather than jobs: only a sensor that targets assets may launch backfills.
-    asset_selection=[*DOCUMENT_ASSETS, *CHUNK_ASSETS],
-    minimum_interval_seconds=Settings.from_env().sensor_seconds,
-    default_status=DefaultSensorStatus.STOPPED,
-    description="Runs exactly what the store says is pending: new, changed and deleted files, "
-    "then their chunks; a new plan key as a backfill; failed work retried.",
-)
-def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
+def ingest_tick(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
     """Launch a run for each stretch of partitions the store says has work (see the module
     docstring)."""
     instance = context.instance
@@ -216,9 +236,10 @@ def ingest_sensor(context: SensorEvaluationContext, store: DuckDBStore) -> Senso
     backfills = backfills_with(instance, {AUTOMATION_TAG: "true"}, active=True)
     if backfills:
         return result(f"waiting for backfill {backfills[0].backfill_id}")
-    view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS)
+    settings = store.settings()
+    view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS, settings=settings)
     try:
-        pending = IngestEngine(view, store.inbox, plans, store.settings().limits).pending()
+        pending = IngestEngine(view, store.inbox, plans, settings).pending()
         states = {key: state.state for key, state in view.plan_states().items()}
     except StoreError as error:
         return result(f"store busy, trying next tick: {error}")

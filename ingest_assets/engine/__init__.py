@@ -123,16 +123,22 @@ class IngestEngine:
         store: The store.
         inbox: The folder scanned for sources (see :mod:`ingest_assets.inbox`).
         plans: The plans of the plans file.
-        limits: Per-document parse limits; default the settings' (environment).
+        settings: The parse limits and where jobs run (the executor, the number of workers);
+            default the store's.
     """
 
     def __init__(
-        self, store: IngestStore, inbox: str | Path, plans: Sequence[Plan], limits: ParseLimits | None = None
+        self, store: IngestStore, inbox: str | Path, plans: Sequence[Plan], settings: Settings | None = None
     ) -> None:
         self.store = store
         self.inbox = Path(inbox)
         self.plans = {plan.key: plan for plan in plans}
-        self.limits = limits or Settings.from_env().limits
+        self.settings = settings or store.settings
+
+    @property
+    def limits(self) -> ParseLimits:
+        """The per-document parse limits in force."""
+        return self.settings.limits
 
     # ------------------------------------------------------------------ the sequence
 
@@ -169,13 +175,21 @@ class IngestEngine:
         items, unrouted = chunk.work_items(self.store, plan, shards, subset(shards, SHARDS))
         if step == "parent_chunks":
             self.register_plans()
-            return ShardResults(ChunkResult, chunk.chunk_parents(self.store, plan, items, unrouted))
+            return ShardResults(
+                ChunkResult, chunk.chunk_parents(self.store, plan, items, unrouted, self.settings)
+            )
         if step == "child_chunks":
-            return ShardResults(ChunkResult, chunk.chunk_children(self.store, plan, items, unrouted))
+            return ShardResults(
+                ChunkResult, chunk.chunk_children(self.store, plan, items, unrouted, self.settings)
+            )
         if step == "graph_nodes":
-            results = ShardResults(GraphResult, graph.build_graph(self.store, plan, items, unrouted))
+            results = ShardResults(
+                GraphResult, graph.build_graph(self.store, plan, items, unrouted, self.settings)
+            )
         else:
-            results = ShardResults(EmbedResult, embed.embed_children(self.store, plan, items, unrouted))
+            results = ShardResults(
+                EmbedResult, embed.embed_children(self.store, plan, items, unrouted, self.settings)
+            )
         self.store.publish(plan.key, plan.kinds, plan.embedding_key, shards=shards)
         return results
 
@@ -232,7 +246,7 @@ class IngestEngine:
         """Parse every current source in ``shards`` whose bytes (or parsers) changed since last time."""
         shards = set(shards)
         with self.store.session():
-            results = parse_sources(self.store, self.store.sources(shards).values(), self.limits, shards)
+            results = parse_sources(self.store, self.store.sources(shards).values(), self.settings, shards)
         return ShardResults(ParseResult, results)
 
     def _plan(self, plan_key: str | None) -> Plan:

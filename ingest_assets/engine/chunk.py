@@ -22,6 +22,7 @@ from ingest_assets.engine.reuse import Reuse, decide
 from ingest_assets.engine.tasks import ChunkTask, chunk_document
 from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan, Route
+from ingest_assets.settings import Settings
 from ingest_assets.store import (
     ChunkSetWrite,
     CurrentDocument,
@@ -83,17 +84,17 @@ def failure(item: WorkItem, stage: str, plan_key: str, error: Exception | str) -
 
 
 def chunk_parents(
-    store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int]
+    store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int], settings: Settings
 ) -> dict[str, ChunkResult]:
     """Point ``plan`` at a parent set for each of ``items``; chunk the missing sets."""
     keys = {i.document_id: expected_keys(i.document_id, i.version_id, i.route)[0] for i in items}
     results = {shard: ChunkResult("parent", unrouted=n) for shard, n in unrouted.items()}
-    _run(store, plan.key, "parent", items, keys, lambda _: "", None, results)
+    _run(store, plan.key, "parent", items, keys, lambda _: "", None, results, settings)
     return results
 
 
 def chunk_children(
-    store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int]
+    store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int], settings: Settings
 ) -> dict[str, ChunkResult]:
     """Point ``plan`` at a child set for every item whose current parent set it holds; the
     others are counted as ``waiting`` (their parents are not chunked for this version yet)."""
@@ -114,7 +115,7 @@ def chunk_children(
     def parent_rows(batch: list[WorkItem]) -> dict[str, list[dict[str, Any]]]:
         return store.chunk_rows_many([based_on(i) for i in batch])
 
-    _run(store, plan.key, "child", ready, keys, based_on, parent_rows, results)
+    _run(store, plan.key, "child", ready, keys, based_on, parent_rows, results, settings)
     return results
 
 
@@ -127,6 +128,7 @@ def _run(
     based_on: Callable[[WorkItem], str],
     parent_rows: Callable[[list[WorkItem]], dict[str, list[dict[str, Any]]]] | None,
     results: dict[str, ChunkResult],
+    settings: Settings,
 ) -> None:
     """The reuse logic both steps share: relink stored sets, chunk the missing, record failures.
 
@@ -179,7 +181,7 @@ def _run(
 
     total, started = sum(item.document.text_length for item in todo), time.perf_counter()
     with StepProgress(f"{role}_chunks {plan_key}", total, "char") as progress:
-        for batch, outcomes in run_batches(chunk_document, work(), total):
+        for batch, outcomes in run_batches(chunk_document, work(), total, settings):
             sets, failures, members_made = [], [], []
             for item, outcome in zip(batch, outcomes, strict=True):
                 result = results[item.document.shard]

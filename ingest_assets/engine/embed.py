@@ -29,6 +29,7 @@ from ingest_assets.engine.progress import StepProgress
 from ingest_assets.engine.results import EmbedResult
 from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan
+from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from ingest_assets.store.vectors import (
     PlanEmbeddingRow,
@@ -90,7 +91,7 @@ def _calls(texts: list[tuple[str, str]]) -> Iterator[list[tuple[str, str]]]:
 
 
 def embed_children(
-    store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int]
+    store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int], settings: Settings
 ) -> dict[str, EmbedResult]:
     """Give every current child chunk of ``items`` a vector under ``plan.embedding``; record the
     plan's embedding stage (a plan without one has its record removed and embeds nothing).
@@ -146,7 +147,7 @@ def embed_children(
     # which spares a promotion per batch; a live key's are served batch by batch.
     live = store.is_live(plan.key)
     with StepProgress(f"embeddings {plan.key}", size, "char") as progress:
-        for (batch, fresh, reused, new), outcomes in run_batches(embed_texts, work(), size):
+        for (batch, fresh, reused, new), outcomes in run_batches(embed_texts, work(), size, settings):
             vectors = []
             seconds = 0.0
             for outcome in outcomes:

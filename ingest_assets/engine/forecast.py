@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from chunking.parsers import ParseLimits
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.keys import SHARDS, expected_keys, parse_key
 from ingest_assets.engine.parse import needs_parse
@@ -34,6 +33,7 @@ from ingest_assets.engine.scan import scan_diff
 from ingest_assets.engine.tasks import ParseTask, parse_source
 from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan
+from ingest_assets.settings import Settings
 from ingest_assets.store import DocumentWrite, IngestStore, SourceRow
 from ingest_assets.store.lists import json_list
 from ingest_assets.store.store import ROLES
@@ -114,24 +114,27 @@ def _rates(store: IngestStore) -> dict[str, float]:
     return {step: float(rate) for step, rate in rows}
 
 
-def _parse(sources: Sequence[SourceRow], limits: ParseLimits) -> list[DocumentWrite | Any]:
+def _parse(sources: Sequence[SourceRow], settings: Settings) -> list[DocumentWrite | Any]:
     work = (
-        (batch, [ParseTask(str(s.path), s.uri, parse_key(s.content_hash), limits) for s in batch])
+        (batch, [ParseTask(str(s.path), s.uri, parse_key(s.content_hash), settings.limits) for s in batch])
         for batch in batches(list(sources), lambda s: s.size)
     )
     return [
-        o for _, outcomes in run_batches(parse_source, work, sum(s.size for s in sources)) for o in outcomes
+        o
+        for _, outcomes in run_batches(parse_source, work, sum(s.size for s in sources), settings)
+        for o in outcomes
     ]
 
 
 def _documents_after(
-    store: IngestStore, sources: dict[str, SourceRow], limits: ParseLimits, result: Forecast
+    store: IngestStore, sources: dict[str, SourceRow], settings: Settings, result: Forecast
 ) -> list[_Doc]:
     """The current documents after the document steps, parsing (in memory) what needs it."""
+    limits = settings.limits
     to_parse = [s for s in sources.values() if not s.deleted and needs_parse(s, limits)]
     started = time.perf_counter()
     parsed: dict[str, DocumentWrite] = {}
-    for source, outcome in zip(to_parse, _parse(to_parse, limits), strict=True):
+    for source, outcome in zip(to_parse, _parse(to_parse, settings), strict=True):
         if isinstance(outcome, DocumentWrite):
             parsed[source.uri] = outcome
             result.parse[outcome.kind] = result.parse.get(outcome.kind, 0) + 1
@@ -171,8 +174,9 @@ def _documents_after(
     return sorted(docs, key=lambda d: d.uri)
 
 
-def forecast(store: IngestStore, inbox: str | Path, plans: Sequence[Plan], limits: ParseLimits) -> Forecast:
-    """Say what a run of ``plans`` over ``inbox`` would do to ``store``, writing nothing.
+def forecast(store: IngestStore, inbox: str | Path, plans: Sequence[Plan], settings: Settings) -> Forecast:
+    """Say what a run of ``plans`` over ``inbox`` would do to ``store``, writing nothing (parsing
+    in memory under ``settings``' limits, on its executor).
 
     Raises:
         FileNotFoundError: The inbox folder does not exist.
@@ -186,7 +190,7 @@ def forecast(store: IngestStore, inbox: str | Path, plans: Sequence[Plan], limit
         sources = dict(diff.known)
         for row in diff.writes:
             sources[row.uri] = row
-        docs = _documents_after(store, sources, limits, result)
+        docs = _documents_after(store, sources, settings, result)
         states = {key: s.state for key, s in store.plan_states().items()}
         stored = {"chunks": _stored(store, "chunk_sets"), "graph": _stored(store, "graph_sets")}
         for plan in plans:

@@ -17,13 +17,14 @@ from ingest_assets.engine.reuse import Reuse, decide
 from ingest_assets.engine.tasks import GraphTask, graph_records
 from ingest_assets.engine.workers import run_batches
 from ingest_assets.plans import Plan
+from ingest_assets.settings import Settings
 from ingest_assets.store import GraphSetWrite, IngestStore, MemberWrite
 
 __all__ = ["build_graph"]
 
 
 def build_graph(
-    store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int]
+    store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int], settings: Settings
 ) -> dict[str, GraphResult]:
     """Point ``plan`` at graph records for each item whose current parents and children it
     holds; the others are counted as ``waiting``. Each batch's documents are promoted as it is
@@ -87,7 +88,7 @@ def build_graph(
     # promoted by that step, once vectors exist, and a building key at the step's end.
     live = plan.embedding is None and store.is_live(plan_key)
     with StepProgress(f"graph_nodes {plan_key}", total // 3, "char") as progress:
-        for batch, outcomes in run_batches(graph_records, work(), total):
+        for batch, outcomes in run_batches(graph_records, work(), total, settings):
             sets, failures, members = [], [], []
             for (item, *_, member), outcome in zip(batch, outcomes, strict=True):
                 result = results[item.document.shard]

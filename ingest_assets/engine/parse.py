@@ -18,7 +18,7 @@ from ingest_assets.engine.progress import StepProgress
 from ingest_assets.engine.results import FailedFile, ParseResult
 from ingest_assets.engine.tasks import ParseTask, parse_source
 from ingest_assets.engine.workers import run_batches
-from ingest_assets.settings import ENVIRONMENT, LIMIT_FLAGS
+from ingest_assets.settings import ENVIRONMENT, LIMIT_FLAGS, Settings
 from ingest_assets.store import DocumentWrite, FailureWrite, IngestStore, SourceRow
 
 __all__ = ["limit_message", "needs_parse", "parse_sources"]
@@ -61,9 +61,11 @@ def _failure(source: SourceRow, key: str, result: ParseError | str) -> FailureWr
 
 
 def parse_sources(
-    store: IngestStore, sources: Iterable[SourceRow], limits: ParseLimits, shards: Iterable[str]
+    store: IngestStore, sources: Iterable[SourceRow], settings: Settings, shards: Iterable[str]
 ) -> dict[str, ParseResult]:
-    """Parse the ``sources`` that need it; returns what happened per shard (of ``shards``)."""
+    """Parse the ``sources`` that need it (under ``settings``' limits, on its executor); returns
+    what happened per shard (of ``shards``)."""
+    limits = settings.limits
     results = {shard: ParseResult() for shard in shards}
     pending: list[tuple[SourceRow, str]] = []
     for source in sources:
@@ -79,7 +81,7 @@ def parse_sources(
     )
     started, size = time.perf_counter(), sum(s.size for s, _ in pending)
     with StepProgress("parse", size, "B") as progress:
-        for batch, outcomes in run_batches(parse_source, work, size):
+        for batch, outcomes in run_batches(parse_source, work, size, settings):
             documents: list[DocumentWrite] = []
             failures: list[FailureWrite] = []
             for (source, key), outcome in zip(batch, outcomes, strict=True):

@@ -11,11 +11,11 @@ forked) and kept for the life of the process, so later steps and runs reuse warm
 amounts of work run inline: starting workers costs more than it saves below
 :data:`PARALLEL_MIN_BYTES`.
 
-``INGEST_WORKERS`` sets the number of processes; ``1`` (or ``0``) runs everything inline. The
-default is the number of CPUs this process may use, at most 4 (see ``ingest_assets.settings``).
-
-``INGEST_EXECUTOR=ray`` sends the jobs to a Ray cluster instead (:mod:`.ray_executor`, same
-contract); ``INGEST_WORKERS`` then plays no part, the cluster's CPUs do.
+The settings the caller passes choose the executor: ``workers`` (``INGEST_WORKERS``) sets the
+number of processes, ``1`` (or ``0``) runs everything inline, the default is the number of CPUs
+this process may use, at most 4 (see :meth:`Settings.worker_count`). ``executor="ray"``
+(``INGEST_EXECUTOR=ray``) sends the jobs to a Ray cluster instead (:mod:`.ray_executor`, same
+contract); ``workers`` then plays no part, the cluster's CPUs do.
 """
 
 from __future__ import annotations
@@ -38,9 +38,8 @@ from typing import TypeVar
 
 from ingest_assets.settings import Settings
 
-__all__ = ["PARALLEL_MIN_BYTES", "WORKERS_ENV", "run_batches", "worker_count"]
+__all__ = ["PARALLEL_MIN_BYTES", "run_batches"]
 
-WORKERS_ENV = "INGEST_WORKERS"
 # Below this much input (bytes of source or text) a batch runs inline: a worker round trip and,
 # on first use, starting the pool (about half a second) cost more than the work.
 PARALLEL_MIN_BYTES = 2 * 1024 * 1024
@@ -54,19 +53,11 @@ _pool_size = 0
 _lock = threading.RLock()
 
 
-def worker_count() -> int:
-    """The number of worker processes to use: ``INGEST_WORKERS``, else the usable CPUs (capped).
-
-    Raises:
-        ValueError: ``INGEST_WORKERS`` is not a whole number.
-    """
-    return Settings.from_env().worker_count()
-
-
 def run_batches(
     function: Callable[[Job], Result],
     batches: Iterable[tuple[Batch, list[Job]]],
     total_bytes: int,
+    settings: Settings,
 ) -> Iterator[tuple[Batch, list[Result]]]:
     """Yield ``(batch, [function(job) for job in jobs])`` for each ``(batch, jobs)``, in order.
 
@@ -77,14 +68,13 @@ def run_batches(
     error instead). When a worker dies (killed, or a crash in native code), the pool is dropped
     and the rest runs inline.
 
-    With ``INGEST_EXECUTOR=ray`` the jobs of work above :data:`PARALLEL_MIN_BYTES` run on Ray
-    under the same contract (see :mod:`.ray_executor`).
+    ``settings`` choose the executor and the number of workers. With ``executor="ray"`` the
+    jobs of work above :data:`PARALLEL_MIN_BYTES` run on Ray under the same contract (see
+    :mod:`.ray_executor`).
 
     Raises:
-        ValueError: A setting is invalid (the message names it).
         ray_executor.RayUnavailable: Ray was chosen but cannot be used (the message says why).
     """
-    settings = Settings.from_env()
     if settings.executor == "ray" and total_bytes >= PARALLEL_MIN_BYTES:
         from ingest_assets.engine import ray_executor
 

@@ -100,7 +100,9 @@ class IngestStore(PlanServing):
     Args:
         path: The database file; created (with its folder) on first use.
         lock_timeout: Seconds to keep retrying while another process holds the file.
-        settings: DuckDB settings come from here (default: read from the environment now).
+        settings: The pipeline's settings: the DuckDB settings and the lake's data folder come
+            from here, and an engine over this store runs under them unless given others
+            (default: ``Settings()``, the environment's).
         run_id: The run its writes are recorded under in ``chunk_changes`` and ``step_timings``
             (Dagster's run id inside a run); default a generated ``local-...`` id.
     """
@@ -113,7 +115,8 @@ class IngestStore(PlanServing):
         settings: Settings | None = None,
         run_id: str | None = None,
     ) -> None:
-        settings = settings or Settings.from_env()
+        settings = settings or Settings()
+        self.settings = settings
         self._connections = Connections(path, lock_timeout, settings.duckdb_config(), settings.lake_data)
         # The file's Path, or the lake's location (``ducklake:...``) as given.
         self.path = self._connections.path

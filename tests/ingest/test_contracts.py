@@ -118,9 +118,11 @@ def test_metadata_cells_stay_on_one_line_and_keep_pipes() -> None:
     )
 
 
-def test_settings_name_every_variable_in_one_place() -> None:
-    defaults = Settings()
-    assert set(ENVIRONMENT) <= set(Settings.model_fields)
+def test_settings_name_every_variable_in_one_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in [*ENVIRONMENT.values(), "INGEST_STORE"]:
+        monkeypatch.delenv(variable, raising=False)
+    defaults = Settings.model_construct()  # the fields' defaults, no environment read
+    assert set(ENVIRONMENT) == set(Settings.model_fields)  # every setting has its variable
     for variable in ENVIRONMENT.values():
         assert f"``{variable}``" in SETTINGS_DOC  # the table in the module docstring lists it
     environ = {
@@ -130,14 +132,25 @@ def test_settings_name_every_variable_in_one_place() -> None:
         "INGEST_DEBUG": "1",
         "INGEST_SENSOR_SECONDS": "5",
     }
-    read = Settings.from_env(environ)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    read = Settings.from_env()
     assert (read.database, read.max_rows, read.worker_count(), read.debug, read.sensor_seconds) == (
         "/tmp/x.duckdb", 1000, 1, True, 5
     )  # fmt: skip
-    assert Settings.from_env(environ, database="/tmp/y.duckdb").database == "/tmp/y.duckdb"
-    assert Settings.from_env({}) == defaults
+    assert Settings.from_env(database="/tmp/y.duckdb").database == "/tmp/y.duckdb"
+    assert read.updated(max_rows=5, workers=None).max_rows == 5 and read.updated(workers=None) is read
+    monkeypatch.setenv("INGEST_STORE", "ducklake:postgres:dbname=x")  # names the store over INGEST_DUCKDB
+    assert Settings.from_env().database == "ducklake:postgres:dbname=x"
+    for name in environ:
+        monkeypatch.delenv(name)
+    monkeypatch.delenv("INGEST_STORE")
+    assert Settings.from_env() == defaults
+    monkeypatch.setenv("INGEST_SENSOR_SECONDS", "soon")
     with pytest.raises(ValueError, match="INGEST_SENSOR_SECONDS='soon' is not a positive whole number"):
-        Settings.from_env({"INGEST_SENSOR_SECONDS": "soon"})
+        Settings.from_env()
+    with pytest.raises(ValueError, match="INGEST_MAX_ROWS=0 is not a positive whole number"):
+        defaults.updated(max_rows=0)
 
 
 def test_the_inbox_walk_skips_links_specials_and_hidden_files(tmp_path: Path) -> None:

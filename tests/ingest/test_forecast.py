@@ -38,7 +38,7 @@ def _stored(p: Pipeline) -> dict[str, set[str]]:
 def _predict(p: Pipeline) -> Forecast:
     """The forecast, asserting it wrote nothing."""
     before, counts = _digest(p), p.store.table_counts()
-    result = forecast(p.store, p.inbox, p.plans(), Settings.from_env().limits)
+    result = forecast(p.store, p.inbox, p.plans(), Settings.from_env())
     assert _digest(p) == before and p.store.table_counts() == counts
     return result
 

@@ -129,3 +129,37 @@ def test_only_the_key_helpers_read_a_chunk_partition() -> None:
         if _reads_a_bar(node)
     }
     assert reading == {"engine/keys.py"}
+
+
+def _reads_the_environment(node: ast.AST) -> bool:
+    """``Settings.from_env(...)``, ``Settings(...)`` or an ``os.environ`` / ``os.getenv`` read of
+    an ``INGEST_*`` variable."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "Settings":
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == "from_env":
+            return isinstance(func.value, ast.Name) and func.value.id == "Settings"
+        if isinstance(func, ast.Attribute) and func.attr in ("get", "getenv"):
+            return any(isinstance(a, ast.Constant) and str(a.value).startswith("INGEST_") for a in node.args)
+    return False
+
+
+def test_settings_are_read_at_the_entry_points_and_passed_down() -> None:
+    """The environment is read where a process starts its work (the CLI's ``main``, the code
+    location, a run's resource, the library's front doors) and nowhere deeper: the store,
+    engine, steps and workers are given a :class:`Settings`."""
+    reading = {
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "settings.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if _reads_the_environment(node)
+    }
+    assert reading == {
+        "cli/parser.py",  # `ingest`: once, for every command
+        "cli/run.py",  # run_pipeline(), the library's way to run the pipeline
+        "defs/__init__.py",  # the code location
+        "defs/resources.py",  # a run process (launched by the CLI, the UI or the daemon)
+        "store/store.py",  # IngestStore(path) without settings, for library users
+    }

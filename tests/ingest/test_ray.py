@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ingest_assets.engine import ray_executor, workers
+from ingest_assets.settings import Settings
 from tests.ingest.test_workers import PLANS as WORKER_PLANS
 from tests.ingest.test_workers import ingest_sample
 from tests.ray_cluster import NODE_IP, free_ports, two_node_cluster
@@ -64,7 +65,7 @@ def test_ray_stores_exactly_what_the_process_pool_stores(
 ) -> None:
     # The sample is small: send every step's jobs to the pool and to Ray anyway.
     monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    monkeypatch.setenv("INGEST_WORKERS", "2")
     monkeypatch.delenv("INGEST_EXECUTOR", raising=False)
     monkeypatch.delenv(ray_executor.RAY_ADDRESS_ENV, raising=False)
     pooled = _ingest(tmp_path, "pool.duckdb")
@@ -98,7 +99,9 @@ def test_without_an_address_ray_init_joins_the_cluster_ray_address_names(
     monkeypatch.setenv("RAY_ADDRESS", ray_cluster)  # Ray's own variable, which ray.init() reads
     before = sum(ray_executor.tasks_by_node().values())
     jobs = list(range(-8, 0))
-    assert list(workers.run_batches(abs, [("a", jobs)], total_bytes=1 << 40)) == [("a", [-j for j in jobs])]
+    assert list(
+        workers.run_batches(abs, [("a", jobs)], total_bytes=1 << 40, settings=Settings.from_env())
+    ) == [("a", [-j for j in jobs])]
     assert sum(ray_executor.tasks_by_node().values()) == before + len(jobs)
 
 
@@ -115,7 +118,9 @@ def test_a_dead_ray_worker_costs_no_batch(ray_cluster: str, monkeypatch: pytest.
         return parent
 
     batches = [(n, [driver, driver]) for n in range(3)]
-    results = list(workers.run_batches(die_off_the_driver, batches, total_bytes=1 << 40))
+    results = list(
+        workers.run_batches(die_off_the_driver, batches, total_bytes=1 << 40, settings=Settings.from_env())
+    )
     assert results == [(n, [driver, driver]) for n in range(3)]
 
 
@@ -130,7 +135,7 @@ def test_an_error_raised_in_a_job_reaches_the_caller(
         raise ValueError(f"job {job} refused")
 
     with pytest.raises(ValueError, match="job 1 refused"):
-        list(workers.run_batches(refuse, [("a", [1])], total_bytes=1 << 40))
+        list(workers.run_batches(refuse, [("a", [1])], total_bytes=1 << 40, settings=Settings.from_env()))
 
 
 def test_a_ray_address_where_no_cluster_answers_is_named_with_the_fix(
@@ -141,7 +146,7 @@ def test_a_ray_address_where_no_cluster_answers_is_named_with_the_fix(
     monkeypatch.setenv(ray_executor.RAY_ADDRESS_ENV, f"{NODE_IP}:{port}")
     started = time.monotonic()
     with pytest.raises(ray_executor.RayUnavailable) as failure:
-        list(workers.run_batches(abs, [("a", [-1])], total_bytes=1 << 40))
+        list(workers.run_batches(abs, [("a", [-1])], total_bytes=1 << 40, settings=Settings.from_env()))
     message = str(failure.value)
     assert f"INGEST_RAY_ADDRESS='{NODE_IP}:{port}'" in message
     assert "ray start --head" in message and "INGEST_EXECUTOR=process" in message
@@ -163,14 +168,16 @@ def test_bad_executor_settings_are_named(
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     with pytest.raises(ValueError, match=re.escape(expected)):
-        list(workers.run_batches(abs, [("a", [-1])], total_bytes=0))
+        Settings.from_env()
 
 
 def test_the_process_pool_stays_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("INGEST_EXECUTOR", raising=False)
     monkeypatch.delenv(ray_executor.RAY_ADDRESS_ENV, raising=False)
-    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    monkeypatch.setenv("INGEST_WORKERS", "2")
     monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)
     before = ray_executor.tasks_by_node()
-    assert list(workers.run_batches(abs, [("a", [-1, -2])], total_bytes=1)) == [("a", [1, 2])]
+    assert list(workers.run_batches(abs, [("a", [-1, -2])], total_bytes=1, settings=Settings.from_env())) == [
+        ("a", [1, 2])
+    ]
     assert workers._pool is not None and ray_executor.tasks_by_node() == before

@@ -23,13 +23,15 @@ from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
 from ingest_assets.defs.partitions import PLAN_DIMENSION
 from ingest_assets.defs.private import backfill_partitions
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.defs.sensors import AUTOMATION_TAG, MAX_ATTEMPTS, WORK_TAG, ingest_sensor, plans_sensor
+from ingest_assets.defs.sensors import AUTOMATION_TAG, MAX_ATTEMPTS, WORK_TAG, build_sensors
 from ingest_assets.engine import SHARDS, shard_of
 from ingest_assets.plans import PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import invariants
 from tests.ingest.conftest import Pipeline, plan_spec
 
+# The sensors as the code location defines them (the interval plays no part in a direct tick).
+SENSORS = {sensor.name: sensor for sensor in build_sensors(Settings.model_construct())}
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
@@ -48,7 +50,7 @@ def _tick(pipeline: Pipeline) -> SensorResult | SkipReason:
     context = build_sensor_context(
         instance=pipeline.instance, resources={"store": store}, repository_def=repository
     )
-    return ingest_sensor(context)
+    return SENSORS["ingest_sensor"](context)
 
 
 def _partitions(request: RunRequest) -> str:
@@ -259,7 +261,7 @@ def test_plans_sensor_lists_a_new_key_and_drops_one_that_never_served(pipeline: 
         context = build_sensor_context(
             instance=pipeline.instance, resources={"store": store}, cursor=cursor[0]
         )
-        result = plans_sensor(context)
+        result = SENSORS["plans_sensor"](context)
         cursor[0] = context.cursor
         for request in result.dynamic_partitions_requests if isinstance(result, SensorResult) else ():
             if isinstance(request, AddDynamicPartitionsRequest):

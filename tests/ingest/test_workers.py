@@ -15,6 +15,7 @@ import pytest
 
 from ingest_assets.engine import IngestEngine, workers
 from ingest_assets.plans import load_plans
+from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from tests.ingest.conftest import SAMPLE
 
@@ -59,9 +60,9 @@ def _ingest(root: Path, database: str) -> list[tuple[Any, ...]]:
 def test_workers_store_exactly_what_inline_work_stores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(workers.WORKERS_ENV, "1")
+    monkeypatch.setenv("INGEST_WORKERS", "1")
     inline = _ingest(tmp_path, "inline.duckdb")
-    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    monkeypatch.setenv("INGEST_WORKERS", "2")
     monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)  # the sample is small: use the pool anyway
     parallel = _ingest(tmp_path, "parallel.duckdb")
     assert parallel == inline
@@ -77,27 +78,33 @@ def _die_in_a_worker(parent: int) -> int:
 
 
 def test_a_dead_worker_costs_no_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(workers.WORKERS_ENV, "2")
+    monkeypatch.setenv("INGEST_WORKERS", "2")
     parent = os.getpid()
     batches = [(n, [parent, parent]) for n in range(3)]
-    results = list(workers.run_batches(_die_in_a_worker, batches, total_bytes=1 << 40))
+    results = list(
+        workers.run_batches(_die_in_a_worker, batches, total_bytes=1 << 40, settings=Settings.from_env())
+    )
     assert results == [(n, [parent, parent]) for n in range(3)]
 
 
 def test_inline_below_the_threshold_and_with_one_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     parent = os.getpid()
-    monkeypatch.setenv(workers.WORKERS_ENV, "2")
-    assert list(workers.run_batches(_die_in_a_worker, [("a", [parent])], total_bytes=10)) == [("a", [parent])]
-    monkeypatch.setenv(workers.WORKERS_ENV, "1")
-    assert list(workers.run_batches(_die_in_a_worker, [("a", [parent])], total_bytes=1 << 40)) == [
-        ("a", [parent])
-    ]
+    monkeypatch.setenv("INGEST_WORKERS", "2")
+    assert list(
+        workers.run_batches(_die_in_a_worker, [("a", [parent])], total_bytes=10, settings=Settings.from_env())
+    ) == [("a", [parent])]
+    monkeypatch.setenv("INGEST_WORKERS", "1")
+    assert list(
+        workers.run_batches(
+            _die_in_a_worker, [("a", [parent])], total_bytes=1 << 40, settings=Settings.from_env()
+        )
+    ) == [("a", [parent])]
 
 
 def test_a_bad_worker_count_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(workers.WORKERS_ENV, "many")
-    with pytest.raises(ValueError, match="INGEST_WORKERS='many'"):
-        workers.worker_count()
+    monkeypatch.setenv("INGEST_WORKERS", "many")
+    with pytest.raises(ValueError, match="INGEST_WORKERS='many' is not a whole number of processes"):
+        Settings.from_env()
 
 
 def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
@@ -109,6 +116,7 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
             f"""
             import os
             from ingest_assets.engine import workers
+            from ingest_assets.settings import Settings
             from ingest_assets.engine.tasks import ParseTask, parse_source
             from chunking.parsers import ParseLimits
 
@@ -119,12 +127,12 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path: Path) -> None:
                 ParseTask({str(SAMPLE / "getting-started.md")!r}, "mem://a", "k", ParseLimits()),
                 ParseTask({str(SAMPLE / "field-notes.html")!r}, "mem://b", "k", ParseLimits()),
             ]
-            ((_, results),) = workers.run_batches(parse_source, [("batch", tasks)], 1 << 30)
+            ((_, results),) = workers.run_batches(parse_source, [("batch", tasks)], 1 << 30, Settings())
             print(sorted(result.kind for result in results))
             """
         )
     )
-    env = {**os.environ, workers.WORKERS_ENV: "2", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "INGEST_WORKERS": "2", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120, check=False
     )
@@ -154,16 +162,17 @@ def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
             """
             import os, sys, time
             from ingest_assets.engine import workers
+            from ingest_assets.settings import Settings
             workers.PARALLEL_MIN_BYTES = 0
             batches = [("warm", [0, 0])]
-            list(workers.run_batches(abs, batches, 1 << 30))
+            list(workers.run_batches(abs, batches, 1 << 30, Settings()))
             pool = workers._pool
             print(" ".join(str(p) for p in pool._processes), flush=True)
             time.sleep(60)
             """
         )
     )
-    env = {**os.environ, workers.WORKERS_ENV: "2", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "INGEST_WORKERS": "2", "PYTHONPATH": str(ROOT)}
     owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
     try:
         pids = [int(p) for p in owner.stdout.readline().split()]
