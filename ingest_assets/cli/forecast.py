@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ingest_assets.cli.common import open_store
 from ingest_assets.settings import Settings
+from ingest_assets.store.store import ROLES
+
+if TYPE_CHECKING:
+    from ingest_assets.engine.forecast import Forecast
 
 __all__ = ["forecast_json", "print_forecast", "run_forecast"]
 
@@ -35,10 +39,7 @@ def print_forecast(result: Any, plans_file: str, database: str) -> None:
             f"{'graph new/reused':>16}"
         )
         for kind, k in sorted(plan.kinds.items()):
-            cells = [
-                f"{len(k.sets[r]['create'])} / {len(k.sets[r]['reuse'])}"
-                for r in ("parent", "child", "graph")
-            ]
+            cells = [f"{len(k.sets[r]['create'])} / {len(k.sets[r]['reuse'])}" for r in ROLES]
             print(f"  {kind:<10} {k.documents:>5}  {cells[0]:>17}  {cells[1]:>16}  {cells[2]:>16}")
         if plan.unrouted:
             print(f"  ({plan.unrouted} documents of kinds this plan does not route)")
@@ -69,7 +70,7 @@ def run_forecast(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def forecast_json(result: Any) -> dict[str, Any]:
+def forecast_json(result: Forecast) -> dict[str, Any]:
     """A forecast as JSON: counts per plan, kind and role (set keys left out)."""
     return {
         "files": {"new": result.new, "changed": result.changed, "deleted": result.deleted},

@@ -9,6 +9,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from ingest_assets.inbox import file_name
 from ingest_assets.plans import PlanError, load_plans
 from ingest_assets.search import Hit, SearchError, plan_for, search, served_key
 from ingest_assets.settings import Settings
@@ -31,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _print(hits: list[Hit]) -> None:
     for rank, hit in enumerate(hits, 1):
-        where = hit.source_uri.rsplit("/", 1)[-1]
+        where = file_name(hit.source_uri)
         print(f"{rank:>2}. {hit.score:.3f}  {where}  {hit.label or '(no heading)'}")
         print(f"    child {hit.id}  parent {hit.parent_id}")
         flat = " ".join(hit.text.split())

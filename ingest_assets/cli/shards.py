@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from ingest_assets.engine.keys import SHARDS, chunk_partition, stretches
+from ingest_assets.engine.results import StepResult
 from ingest_assets.engine.summary import read_step_results
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
@@ -35,13 +36,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_shards(settings: Settings, shards: list[str], instance: Any = None) -> dict[str, dict[str, Any]]:
+def run_shards(
+    settings: Settings, shards: list[str], instance: Any = None
+) -> dict[str, dict[str, StepResult]]:
     """Run the documents job and each plan's chunks job over ``shards``: one run of each per
     stretch of consecutive shards (a partition range), as ``ingest run`` does.
 
     Returns:
-        Per stretch (``"03"``, or ``"00-03"`` for a range), the step results by asset (as dicts;
-        a chunk step's as ``<asset>[<plan key>]``), read from the store.
+        Per stretch (``"03"``, or ``"00-03"`` for a range), the step results by asset (a chunk
+        step's as ``<asset>[<plan key>]``), read from the store.
 
     Raises:
         ValueError: A name is not a shard (00..07); the message lists them.
@@ -55,7 +58,7 @@ def run_shards(settings: Settings, shards: list[str], instance: Any = None) -> d
     keys = [plan.key for plan in load_plans(settings.plans_file)]
     launcher = Launcher(settings, keys, instance)
     store = IngestStore(settings.database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
-    report: dict[str, dict[str, Any]] = {}
+    report: dict[str, dict[str, StepResult]] = {}
     for stretch in stretches(shards):
         first, last = stretch[0], stretch[-1]
         done = read_step_results(store, [launcher.execute("documents_job", first, last)])
@@ -64,9 +67,7 @@ def run_shards(settings: Settings, shards: list[str], instance: Any = None) -> d
             run_id = launcher.execute("chunks_job", chunk_partition(key, first), chunk_partition(key, last))
             done = read_step_results(store, [run_id])
             results.update({f"{step}[{key}]": by_plan[key] for step, by_plan in done.items()})
-        report[first if first == last else f"{first}-{last}"] = {
-            name: vars(result) for name, result in results.items()
-        }
+        report[first if first == last else f"{first}-{last}"] = results
     return report
 
 
@@ -74,7 +75,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest shards``: the report as one JSON object; 1 (message on stderr) on a bad shard
     or a failed run."""
     try:
-        report: dict[str, Any] = run_shards(settings, args.shards or list(SHARDS))
+        report: dict[str, Any] = {
+            stretch: {name: vars(result) for name, result in results.items()}
+            for stretch, results in run_shards(settings, args.shards or list(SHARDS)).items()
+        }
         # On a lake: the seconds this process waited for write locks and held them, alone
         # (whole-store transactions) or beside other shards' writers; ``serial`` is the part of
         # its work that more writers cannot speed up.

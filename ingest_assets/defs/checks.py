@@ -21,6 +21,7 @@ from ingest_assets.defs.assets import child_chunks, documents, embeddings, graph
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine.keys import SHARDS, is_chunk_partition, plan_and_shard
 from ingest_assets.store import IngestStore, invariants
+from ingest_assets.store.store import ROLES
 
 __all__ = ["CHECKS"]
 
@@ -131,7 +132,7 @@ def parse_failures(store: DuckDBStore) -> AssetCheckResult:
     asset=parent_chunks, name="chunk_failures", description="Documents a chunker failed on, and why."
 )
 def chunk_failures(store: DuckDBStore) -> AssetCheckResult:
-    found = invariants.failures(store.store(), ("parent", "child", "graph"))
+    found = invariants.failures(store.store(), ROLES)
     return _result({"failed_documents": found}, AssetCheckSeverity.WARN)
 
 
