@@ -29,8 +29,9 @@ SPLITTER_VERSION = "5"
 # what follows them (never a chunk of headings while more follows)
 SECTION_PACKER_VERSION = "4"
 # How tables become chunks: row groups, repeated header rows.
-# 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value
-TABLE_RENDERING_VERSION = "2"
+# 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
+# 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row
+TABLE_RENDERING_VERSION = "3"
 # How the turn-window chunker packs turns.
 TURN_WINDOW_VERSION = "1"
 
