@@ -26,11 +26,13 @@ __all__ = [
 SPLITTER_VERSION = "5"
 # How the section chunker packs units, joins pieces and carries small chunks over.
 # 2: packs on exact seam counts; 3: and units over the budget too; 4: headings travel with
-# what follows them (never a chunk of headings while more follows)
-SECTION_PACKER_VERSION = "4"
+# what follows them (never a chunk of headings while more follows); 5: the last part of a unit
+# cut to the budget ends its chunk
+SECTION_PACKER_VERSION = "5"
 # How tables become chunks: row groups, repeated header rows.
-# 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value
-TABLE_RENDERING_VERSION = "2"
+# 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
+# 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row
+TABLE_RENDERING_VERSION = "3"
 # How the turn-window chunker packs turns.
 TURN_WINDOW_VERSION = "1"
 

@@ -4,10 +4,10 @@ Reading order is kept. Units of a section are packed into a chunk until the next
 ``chunk_size`` tokens; a unit over it on its own is split at paragraph, sentence, line, clause or
 word boundaries (:mod:`chunking.chunkers.levels`; code at blank lines, lines, words) into pieces
 packed the same way, with exact sizes
-(:meth:`chunking.chunkers.recursive.RecursiveChunker.split_packed`). A section that ends with an
-open chunk under ``min_size`` tokens carries that chunk on into the next section. Tables never
-mix with text: a table is one chunk, or row groups that each carry the column names
-(:mod:`chunking.chunkers.tables`).
+(:meth:`chunking.chunkers.recursive.RecursiveChunker.split_packed`); its last piece ends its chunk
+(no later unit is packed after the tail of a cut one). A section that ends with an open chunk under
+``min_size`` tokens carries that chunk on into the next section. Tables never mix with text: a table
+is one chunk, or row groups that each carry the column names (:mod:`chunking.chunkers.tables`).
 
 With ``cohesion`` on, a chunk also ends at a change of topic, not only at the budget: before a
 unit joins an open chunk that already holds ``min_size`` tokens, its content words are compared
@@ -293,9 +293,12 @@ class SectionChunker(BaseChunker):
                             self._fence(unit, pieces)
                     if parted:  # parts of an oversized unit: each fills a chunk
                         drafts.extend(Draft([part], part.tokens) for part in pieces[:-1])
-                        if kind == "code":  # a split code block is code chunks only
-                            drafts.append(Draft([pieces[-1]], pieces[-1].tokens))
-                            continue
+                        # The last part ends its chunk too: packed with the units after it, the
+                        # end of a long paragraph shared a chunk with the next topic (retrieval
+                        # benchmark: mean difference from the best peer -1.17 -> -0.56 points).
+                        # A split code block is code chunks only for the same reason.
+                        drafts.append(Draft([pieces[-1]], pieces[-1].tokens))
+                        continue
                     piece = pieces[-1]
                 elif (
                     # A topic may end here: the chunk is past min_size, this unit would fit

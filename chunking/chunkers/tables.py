@@ -1,15 +1,17 @@
 """Tables in the section chunker: row groups that carry the column names, wide rows as cells.
 
-A table that fits is one chunk. A bigger one becomes row groups, each with the table's header
-rows: the first group starts at the header itself; later groups repeat it, and so do groups of a
-table clipped to a parent chunk (a child), whose header lies outside the clip
-(:attr:`chunking.document.Unit.clipped_from`). A row that does not fit beside the header, and
-every row of a table whose header takes over half the budget, is rendered as ``column: value``
-lines, one a cell (empty cells left out), packed at cell boundaries; every piece after a row's
-first repeats the row's key cell (its first non-empty cell), so no piece is only a header, no
-piece is values without names, and no cell is split unless it alone is over the budget. Cells
-come from the row's text: CSV rows split at the document's delimiter outside double quotes,
-other rows at ``|`` (outer pipes dropped, ``\\|`` kept).
+A table that fits is one chunk. A bigger one becomes row groups, each with the table's header rows:
+the first group starts at the header itself; later groups repeat it, and so do groups of a table
+clipped to a parent chunk (a child), whose header lies outside the clip
+(:attr:`chunking.document.Unit.clipped_from`). A row that does not fit beside the header, and every
+row of a table whose header takes over half the budget, is rendered as ``column: value`` lines, one
+a cell (empty cells left out, and what follows the last value: ``2010: 1.22``, not ``2010:
+1.22,,``), packed at cell boundaries; every piece after a row's first repeats the row's key cell
+(its first non-empty cell), so no piece is only a header, no piece is values without names, and no
+cell is split unless it alone is over the budget. Cells come from the row's text: CSV rows split at
+the document's delimiter outside double quotes, other rows at ``|`` (outer pipes dropped, ``\\|``
+kept). The text after a row's last value is covered by the next row's first chunk; only a table's
+(or a clip's) last row renders it, since nothing after it in the table can cover it.
 """
 
 from __future__ import annotations
@@ -151,6 +153,10 @@ class TableDrafter:
         group: list[Piece] = []
         group_tokens = 0
         pending = lead  # the lead goes with the first draft made
+        # Where the tail a wide row left unrendered starts (its empty cells' delimiters, an outer
+        # pipe): the next row's first chunk starts its span there, so the tail stays covered.
+        carry: int | None = None
+        last = max((i for i, text in enumerate(row_texts) if text.strip()), default=-1)
 
         def close() -> None:
             nonlocal group, group_tokens, header_piece, pending
@@ -165,23 +171,33 @@ class TableDrafter:
                 header_piece = None
             group, group_tokens = [], 0
 
-        for row, text, row_tokens in zip(body, row_texts, counts[1:], strict=True):
+        for number, (row, text, row_tokens) in enumerate(zip(body, row_texts, counts[1:], strict=True)):
             if not text.strip():
+                continue
+            if number != last and all(a == b for a, b in cell_spans(text, self.delimiter)):
+                # Only delimiters (an empty row, or in a child the tail of the row before its
+                # parent): it goes with the next row's first chunk, never a chunk of "|".
+                if carry is None and unit.start is not None:
+                    carry = unit.start + row.start
                 continue
             room = size - (lead_cost if pending else 0)
             if wide_all or base + row_tokens > room:
                 close()
-                start = None
+                start, carry = carry, None
                 if header_piece is not None:  # the first chunk's span covers the header it names
                     start, header_piece = header_piece.start, None
-                drafts.extend(self._wide_row(unit, row, path, header, pending, start))
+                made, carry = self._wide_row(unit, row, path, header, pending, start, number == last)
+                drafts.extend(made)
                 pending = None
                 continue
             cost = row_tokens + (self.newline if group else 0)
             if group and base + group_tokens + cost > room:
                 close()
                 cost = row_tokens
-            group.append(_span_piece(unit, row.start, row.end, path, row_tokens))
+            piece = _span_piece(unit, row.start, row.end, path, row_tokens)
+            if carry is not None:  # after a wide row, so this group repeats the header: not exact
+                piece.start, carry = carry, None
+            group.append(piece)
             group_tokens += cost
         close()
         return drafts
@@ -194,9 +210,17 @@ class TableDrafter:
         header: str,
         lead: Draft | None,
         start: int | None,
-    ) -> list[Draft]:
+        last: bool,
+    ) -> tuple[list[Draft], int | None]:
         """A row as ``column: value`` lines packed into drafts, each after the first led by the
-        row's key cell; ``start`` widens the first draft's span back (to cover the header)."""
+        row's key cell; ``start`` widens the first draft's span back (to cover the header, or
+        the tail of the row before).
+
+        Text after the row's last value (empty cells' delimiters, an outer pipe) is not
+        rendered: ``2010: 1.22``, never ``2010: 1.22,,,``. Its offset is returned for the next
+        row's first chunk to start at; only the ``last`` row of a unit renders it, since a
+        chunk ends with the document's text at the end of its span and nothing follows there.
+        """
         names = [self._fit_name(name) for name in column_names(header, self.delimiter)]
         full, full_start, (clip_a, clip_b) = self._full_row(unit, row)
         filled = [(i, a, b) for i, (a, b) in enumerate(cell_spans(full, self.delimiter)) if a < b]
@@ -204,11 +228,12 @@ class TableDrafter:
             filled = [(0, 0, len(full))]
         kept = [(i, max(a, clip_a), min(b, clip_b)) for i, a, b in filled if b > clip_a and a < clip_b]
         if not kept:  # only delimiters (a clip between cells): the text as it stands
-            tokens = self.count(unit.text[row.start : row.end])
-            piece = _span_piece(unit, row.start, row.end, path, tokens)
+            first = row.start if start is None or unit.start is None else start - unit.start
+            tokens = self.count(unit.text[first : row.end])
+            piece = _span_piece(unit, first, row.end, path, tokens)
             if lead is None:
-                return [Draft([piece], tokens)]
-            return [Draft([*lead.pieces, piece], tokens + lead.tokens + self.blank, exact=False)]
+                return [Draft([piece], tokens)], None
+            return [Draft([*lead.pieces, piece], tokens + lead.tokens + self.blank, exact=False)], None
         drafts: list[Draft] = []
         if lead is not None and lead.tokens + self.blank > self.size // 2:
             drafts.append(lead)  # headings too big to share a piece of a row: on their own
@@ -231,11 +256,13 @@ class TableDrafter:
             budget = max(room - self.count(f"{name}: "), 4)
             cells.extend((name, a + x, a + y) for x, y in self.split_value(full[a:b], budget))
         tail = len(full[:clip_b].rstrip())
+        carry = None
         if full[cells[-1][2] : tail].strip():
-            # Text after the last value (a trailing empty cell's delimiter, an outer pipe) goes
-            # with it, so the row's chunks cover all of it.
-            name, a, _ = cells[-1]
-            cells[-1] = (name, a, tail)
+            if full_start is not None and not last:
+                carry = full_start + cells[-1][2]
+            elif full_start is not None:
+                name, a, _ = cells[-1]
+                cells[-1] = (name, a, tail)
         lines = [f"{name}: {full[a:b]}" for name, a, b in cells]
         counts = self.count_many(lines)
         lead_text = self.lead_text(lead) if lead else ""
@@ -274,7 +301,7 @@ class TableDrafter:
             drafts.append(Draft(pieces, tokens, rendered=text))
             span_start = end
             position += taken
-        return drafts
+        return drafts, carry
 
     def _fit_name(self, name: str) -> str:
         """A column name, shortened (with an ellipsis) to an eighth of the budget if longer."""

@@ -2,14 +2,17 @@
 
 Each record is rendered on one line: the source line itself when the record took exactly one
 line (quotes and all), otherwise its cells joined by ``", "`` with embedded newlines turned
-into spaces, so a row's span never crosses a line. Blank lines are skipped. The header is the
-single header row the section chunker repeats in each row group.
+into spaces, so a row's span never crosses a line. A record's trailing empty cells are left out
+(``a,1.22,,`` is ``a,1.22``): they say nothing, and a chunk would end on their delimiters. Blank
+lines are skipped. The header is the single header row the section chunker repeats in each row
+group.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 import sys
 
 from chunking.document import Document
@@ -21,7 +24,9 @@ from chunking.parsers.limits import ParseLimits, check_limit
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "3"  # 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py)
+# 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 4: rows leave out
+# their trailing empty cells
+PARSER_VERSION = "4"
 LIBRARY = f"python csv (stdlib, {sys.version.split()[0]})"
 _DELIMITERS = ",;\t|"
 _SNIFF = 64 * 1024
@@ -34,6 +39,21 @@ def _dialect(sample: str, source_uri: str) -> type[csv.Dialect] | csv.Dialect:
         return csv.Sniffer().sniff(sample, delimiters=_DELIMITERS)
     except csv.Error:
         return csv.excel  # The sniffer gives up on one-column files; commas are the norm.
+
+
+def _without_empty_tail(line: str, record: list[str], delimiter: str) -> str:
+    """``line`` (one record's source line) without the record's trailing empty cells: each is a
+    delimiter and blanks or a quoted blank (``""``); a tail of another shape is kept."""
+    empty = 0
+    while empty < len(record) and not record[len(record) - 1 - empty].strip():
+        empty += 1
+    cell = re.compile(rf'{re.escape(delimiter)}\s*(?:"\s*")?\s*$')
+    for _ in range(empty):
+        match = cell.search(line)
+        if match is None:
+            break
+        line = line[: match.start()]
+    return line.rstrip()
 
 
 def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
@@ -49,6 +69,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
     # The sniffer's regexes are slow on huge lines: a bounded sample is plenty to pick a dialect.
     dialect = _dialect("\n".join(lines[:50])[:_SNIFF], source_uri)
     reader = csv.reader(io.StringIO(text, newline=""), dialect)
+    delimiter = getattr(dialect, "delimiter", ",")
     rows: list[str] = []
     consumed = 0
     try:
@@ -57,8 +78,10 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             if not any(cell.strip() for cell in record):
                 continue
             if consumed - first == 1:
-                rows.append(lines[first].rstrip())
+                rows.append(_without_empty_tail(lines[first].rstrip(), record, delimiter))
             else:
+                while not record[-1].strip():
+                    record.pop()
                 rows.append(", ".join(" ".join(cell.split()) for cell in record))
             check_limit(source_uri, "max_rows", len(rows) - 1, limits, "data rows")
     except csv.Error as exc:
@@ -72,7 +95,6 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
     table, spans = table_text(rows)
     builder.add(table, "table", rows=spans, header_rows=1 if len(rows) > 1 else 0)
     body, sections = builder.build()
-    delimiter = getattr(dialect, "delimiter", ",")
     return build_document(
         raw=data,
         kind="csv",

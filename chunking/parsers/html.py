@@ -1,15 +1,15 @@
 """HTML: the visible text of headings, paragraphs, lists, ``pre`` and tables, via selectolax.
 
-The lexbor engine parses (it fetches nothing: no network, no external entities). The tree is
-walked with an explicit stack, never recursion, so 10,000 nested elements cost a loop, not the
-Python stack. Headings build the heading path; ``p`` is a text unit, ``pre`` a code unit, a ``ul``
-or ``ol`` one list unit, a ``table`` one table unit whose rows are cells joined by `` | ``. Text
-outside those blocks (in ``div``, ``dd``, ...) becomes text units, split at block boundaries. A
-``dt`` (or an admonition title) and the first text of what follows it are one unit; a footnote
-(``aside.footnote``) is one unit. Layout tables (DocBook admonitions, no row with two cells of
-text) are read as text. Chrome is dropped by role and class, not tag alone: scripts, styles,
-``nav``, ``header``, ``footer``, asides that are not notes, ARIA navigation landmarks, Sphinx
-footers and menus, DocBook navigation headers, footers and tables of contents.
+The lexbor engine parses (it fetches nothing: no network, no external entities). The tree is walked
+with an explicit stack, never recursion, so 10,000 nested elements cost a loop, not the Python
+stack. Headings build the heading path; ``p`` is a text unit, ``pre`` a code unit, a ``ul`` or
+``ol`` one list unit, a ``table`` one table unit whose rows are cells joined by `` | `` (trailing
+empty cells left out). Text outside those blocks (in ``div``, ``dd``, ...) becomes text units, split
+at block boundaries. A ``dt`` (or an admonition title) and the first text of what follows it are one
+unit; a footnote (``aside.footnote``) is one unit. Layout tables (DocBook admonitions, no row with
+two cells of text) are read as text. Chrome is dropped by role and class, not tag alone: scripts,
+styles, ``nav``, ``header``, ``footer``, asides that are not notes, ARIA navigation landmarks,
+Sphinx footers and menus, DocBook navigation headers, footers and tables of contents.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from chunking.parsers.limits import ParseLimits
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "4"  # 3: elements nested deeper than ParseLimits.max_depth are flattened; 4: cp1252 quotes
+# 3: elements nested deeper than ParseLimits.max_depth are flattened; 4: cp1252 quotes; 5: table
+# rows leave out their trailing empty cells
+PARSER_VERSION = "5"
 LIBRARY = f"selectolax {version('selectolax')} (lexbor)"
 
 _DROP_TAGS = (
@@ -220,6 +222,8 @@ def _table_rows(table: LexborNode) -> tuple[list[str], int]:
             header_rows += 1
         else:
             in_header = False
+        while not texts[-1]:  # trailing empty cells say nothing, and would end the row in " | "
+            texts.pop()
         rows.append(" | ".join(texts))
     return rows, header_rows
 

@@ -20,7 +20,7 @@ from chunking import (
     Unit,
 )
 from chunking.chunkers.tables import column_names
-from tests.chunking.invariants import check_leveled
+from tests.chunking.invariants import check_flat, check_leveled
 from tests.chunking.strategies import chat_documents, structured_documents
 
 SETTINGS = settings(
@@ -92,6 +92,26 @@ def test_no_chunk_is_only_a_heading_unless_nothing_follows(tokenizer: str, docum
         if after and after[0].content_kind == "heading":
             continue
         assert all(u.content_kind == "heading" for u in after), (chunk.level, chunk.text, after[:1])
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@SETTINGS
+@given(document=structured_documents())
+def test_a_unit_cut_to_the_budget_ends_its_last_chunk(tokenizer: str, document: Document) -> None:
+    """The tail of a unit over the budget is a chunk of its own: nothing from a later unit is
+    packed after it (but headings ending the document, which join the chunk before)."""
+    chunker = leveler(tokenizer).child
+    chunks = chunker.chunk(document)
+    check_flat(chunker, document, chunks, exactly_once=True)
+    units = [u for s in document.sections for u in s.units]
+    for unit in units:
+        if unit.content_kind in ("table", "heading") or chunker.count_tokens(unit.text) <= chunker.chunk_size:
+            continue
+        [last] = [c for c in chunks if c.provenance.start < unit.end <= c.provenance.end]
+        if last.provenance.end == unit.end:
+            continue
+        after = [u for u in units if u.start >= unit.end]
+        assert last is chunks[-1] and all(u.content_kind == "heading" for u in after), (unit.text, last.text)
 
 
 def chat_leveler(tokenizer: str) -> ParentChildChunker:

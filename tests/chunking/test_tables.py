@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from chunking import Document, ParentChildChunker, SectionChunker, parse_bytes
 from chunking.chunkers.tables import cell_spans, column_names
+from tests.chunking.invariants import check_flat, check_leveled
 
 
 def csv_document(header: list[str], rows: list[list[str]]) -> Document:
@@ -101,3 +104,94 @@ def test_cell_spans_split_at_delimiters_outside_quotes(row: str, delimiter: str,
 def test_column_names_skip_the_markdown_delimiter_row() -> None:
     assert column_names("| Name | Size |\n|:---|---:|", "|") == ["Name", "Size"]
     assert column_names('"date","co2"', ",") == ["date", "co2"]
+
+
+def columns_lines(document: Document, size: int = 16) -> list[str]:
+    """The ``column: value`` lines of ``document``'s chunks, after checking the contract (the
+    text after a row's last value is covered whether it is rendered or not)."""
+    chunker = SectionChunker(chunk_size=size, tokenizer="cl100k_base")
+    chunks = chunker.chunk(document)
+    check_flat(chunker, document, chunks, exactly_once=True)
+    return [line for c in chunks if c.metadata.get("rendering") == "columns" for line in c.text.split("\n")]
+
+
+def test_trailing_empty_csv_cells_render_no_dangling_commas() -> None:
+    document = csv_document(
+        ["country", "2008", "2009", "2010", "2011", "2012"],
+        [["Aland", "1.00", "1.10", "1.22", "", ""], ["Borduria", "2.00", "2.10", "", "", ""]],
+    )
+    lines = columns_lines(document)
+    assert "2010: 1.22" in lines and "2009: 2.10" in lines, lines
+    assert not [line for line in lines if line.rstrip().endswith(",")], lines
+
+
+def test_an_empty_markdown_cell_renders_no_stray_pipe() -> None:
+    text = "| 💡 | note |\n|---|---|\n| 💡 | |\n| tip | " + "word " * 30 + "|\n| end | x |\n"
+    lines = columns_lines(parse_bytes(text.encode(), kind="markdown", source_uri="mem://tip.md"))
+    assert lines[0] == "💡: 💡", lines
+    assert "note: word word word word word word word word" in lines, lines
+    assert lines[-1] == "note: x |"  # the table's last row (the test below)
+    assert not [line for line in lines[:-1] if line.endswith("|")], lines
+
+
+def test_a_tables_last_row_as_cells_keeps_its_closing_pipe() -> None:
+    # The one place a row's tail is still rendered: nothing after it in the table can cover it,
+    # and a chunk ends with the document's text at the end of its span.
+    text = "| 💡 | note |\n|---|---|\n| tip | " + "word " * 30 + "|\n\nAfter."
+    lines = columns_lines(parse_bytes(text.encode(), kind="markdown", source_uri="mem://last.md"))
+    assert lines[-1].endswith(" |") and not [line for line in lines[:-1] if line.endswith("|")], lines
+
+
+CELL = st.text(alphabet="abcxyz019 .-", max_size=12).map(str.strip)
+
+
+@st.composite
+def tables_with_empty_cells(draw: st.DrawFn) -> tuple[str, str]:
+    """A CSV or Markdown table (kind, text) whose rows often end in empty cells."""
+    kind = draw(st.sampled_from(["csv", "markdown"]))
+    width = draw(st.integers(min_value=2, max_value=6))
+    names = [f"c{i}" for i in range(width)]
+    rows = []
+    for _ in range(draw(st.integers(min_value=1, max_value=5))):
+        key = draw(st.text(alphabet="klmn", min_size=1, max_size=6))
+        cells = [key, *draw(st.lists(CELL, min_size=width - 1, max_size=width - 1))]
+        empty_tail = draw(st.integers(min_value=0, max_value=width - 1))
+        rows.append(cells[: width - empty_tail] + [""] * empty_tail)
+    if kind == "csv":
+        return kind, "\n".join(",".join(r) for r in [names, *rows])
+    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return kind, "\n".join(lines)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=tables_with_empty_cells(), size=st.integers(min_value=6, max_value=24))
+def test_column_lines_name_one_cell_and_end_in_no_delimiter(table: tuple[str, str], size: int) -> None:
+    kind, text = table
+    document = parse_bytes(text.encode(), kind=kind, source_uri=f"mem://t.{'csv' if kind == 'csv' else 'md'}")
+    chunker = SectionChunker(chunk_size=size, tokenizer="cl100k_base")
+    chunks = chunker.chunk(document)
+    check_flat(chunker, document, chunks, exactly_once=True)
+    delimiter = "," if kind == "csv" else "|"
+    table = document.sections[0].units[0]
+    last_row = table.start + table.rows[-1].start
+    for chunk in chunks:
+        if chunk.metadata.get("rendering") != "columns":
+            continue
+        if kind == "markdown" and chunk.provenance.end > last_row:
+            continue  # a table's last row keeps its closing pipe (the test above)
+        for line in chunk.text.split("\n"):
+            value = line.partition(": ")[2]
+            assert value and not value.endswith(delimiter), (line, text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=tables_with_empty_cells(), size=st.integers(min_value=6, max_value=24))
+def test_rows_with_unrendered_tails_keep_the_leveled_contract(table: tuple[str, str], size: int) -> None:
+    kind, text = table
+    document = parse_bytes(text.encode(), kind=kind, source_uri=f"mem://t.{'csv' if kind == 'csv' else 'md'}")
+    chunker = ParentChildChunker(
+        parent=SectionChunker(chunk_size=size * 3, tokenizer="cl100k_base"),
+        child=SectionChunker(chunk_size=size, tokenizer="cl100k_base"),
+    )
+    check_leveled(chunker, document, chunker.chunk(document))

@@ -30,6 +30,28 @@ def test_csv_embedded_newlines_render_on_one_line() -> None:
     assert_exact_offsets(document)
 
 
+def test_csv_rows_leave_out_trailing_empty_cells() -> None:
+    # A row's trailing empty cells say nothing; as ",,," they end its chunks in dangling commas.
+    raw = b'country,2009,2010,2011,2012\nAland,1.10,1.22,,\nBorduria,2.10,"","",\nCarpania,3.1,"x,",,\n'
+    raw += b'Dorsk,"two\nlines",,,\n'
+    document = parse_bytes(raw, kind="csv", source_uri="mem://trail.csv")
+    table = document.sections[0].units[0]
+    assert [table.text[r.start : r.end] for r in table.rows] == [
+        "country,2009,2010,2011,2012",
+        "Aland,1.10,1.22",
+        "Borduria,2.10",
+        'Carpania,3.1,"x,"',
+        "Dorsk, two lines",
+    ]
+    assert_exact_offsets(document)
+
+
+def test_tsv_rows_leave_out_trailing_empty_cells() -> None:
+    document = parse_bytes(b"a\tb\tc\n1\t\t\n2\t3\t\n", kind="csv", source_uri="mem://trail.tsv")
+    table = document.sections[0].units[0]
+    assert [table.text[r.start : r.end] for r in table.rows] == ["a\tb\tc", "1", "2\t3"]
+
+
 def test_csv_semicolon_dialect_is_sniffed() -> None:
     raw = b"a;b;c\n1;2;3\n4;5;6\n"
     document = parse_bytes(raw, kind="csv", source_uri="mem://s.csv")

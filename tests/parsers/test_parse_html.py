@@ -44,6 +44,18 @@ def test_html_table_rows_join_cells_and_count_header_rows(sample_dir: Path) -> N
     assert document.metadata["table_count"] == 1
 
 
+def test_html_table_rows_leave_out_trailing_empty_cells() -> None:
+    html = (
+        b"<table><tr><th>op</th><th>result</th><th>notes</th></tr>"
+        b"<tr><td>s.append(x)</td><td>appends x</td><td></td></tr>"
+        b"<tr><td></td><td>only the middle</td><td> </td></tr></table>"
+    )
+    document = parse_bytes(html, kind="html", source_uri="mem://t.html")
+    table = next(u for s in document.sections for u in s.units if u.content_kind == "table")
+    rows = [table.text[r.start : r.end] for r in table.rows]
+    assert rows == ["op | result | notes", "s.append(x) | appends x", " | only the middle"]
+
+
 def test_html_nested_lists_indent_and_number() -> None:
     html = b"<ol><li>first<ul><li>inner a</li><li>inner b</li></ul></li><li>second</li></ol>"
     document = parse_bytes(html, kind="html", source_uri="mem://l.html")
