@@ -1,7 +1,9 @@
 """Versions of everything that shapes a chunk, folded into every chunker fingerprint.
 
 Bump a constant here when a change in this library would change the chunks it makes for the
-same input and settings: the fingerprints move, and the pipeline re-chunks what they cover.
+same input and settings (their ids included): the fingerprints move, and the pipeline re-chunks
+what they cover. A change every strategy shares (the id rule) bumps each strategy's own constant
+(section: packer, recursive: splitter, turn-window: turn_window).
 Library versions of the backends (chonkie, tiktoken, bpe-openai) are read at run time.
 """
 
@@ -22,19 +24,22 @@ __all__ = [
 # The recursive splitter (chonkie's RecursiveChunker plus our exact-slice repair).
 # 2: pieces counted once, after trimming; 3: our cut levels (sentence before line, CJK stops);
 # 4: the recursive chunker packs whole chat turns and splits only a turn over the budget;
-# 5: no sentence end after an abbreviation or initial ("U.S.", "Mr."), stops written apart (" . ")
-SPLITTER_VERSION = "5"
+# 5: no sentence end after an abbreviation or initial ("U.S.", "Mr."), stops written apart (" . ");
+# 6: text chunk ids leave out the version and cover the text (Chunk.id_for)
+SPLITTER_VERSION = "6"
 # How the section chunker packs units, joins pieces and carries small chunks over.
 # 2: packs on exact seam counts; 3: and units over the budget too; 4: headings travel with
 # what follows them (never a chunk of headings while more follows); 5: the last part of a unit
-# cut to the budget ends its chunk
-SECTION_PACKER_VERSION = "5"
+# cut to the budget ends its chunk; 6: text chunk ids leave out the version and cover the text
+# (Chunk.id_for)
+SECTION_PACKER_VERSION = "6"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
 # 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row
 TABLE_RENDERING_VERSION = "3"
 # How the turn-window chunker packs turns.
-TURN_WINDOW_VERSION = "1"
+# 2: text chunk ids leave out the version and cover the text (Chunk.id_for)
+TURN_WINDOW_VERSION = "2"
 
 
 @cache

@@ -190,7 +190,7 @@ class BaseChunker(BaseModel, ABC):
             if fields["chunker"] is None:
                 fields["chunker"] = strategy
             if fields["id"] is None:
-                fields["id"] = make_id(fields["provenance"], index, fields["level"])
+                fields["id"] = make_id(fields["provenance"], index, fields["level"], fields["text"])
             if title:
                 fields["metadata"]["document_title"] = title
         self.validate_chunks(document, chunks)

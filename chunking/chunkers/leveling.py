@@ -77,6 +77,7 @@ class ParentChildChunker(BaseModel):
                             index=chunk.index,
                             chunker_hash=chunk.chunker_hash,
                             level=1,
+                            text=chunk.text,
                         ),
                     }
                 )
@@ -120,6 +121,7 @@ class ParentChildChunker(BaseModel):
                     provenance=provenance,
                     index=index,
                     chunker_hash=fingerprint,
+                    text=raw.text,
                 )
                 if chunk_id in seen:
                     # Overlapping parents (turn overlap) can hold children over the same span.

@@ -92,6 +92,10 @@ def _document_names(store: IngestStore, changes: list[ChunkChange]) -> dict[str,
     return {doc: file_name(uri) for doc, uri in rows}
 
 
+# added, removed, changed (a kept id whose row moved: a new parent, index or heading path)
+_SIGN = {"added": "+", "removed": "-", "changed": "~"}
+
+
 def print_changes(store: IngestStore, changes: list[ChunkChange], *, chunks: bool) -> None:
     """Print ``changes`` grouped by run and plan, then by document (each chunk with ``chunks``)."""
     if not changes:
@@ -108,14 +112,15 @@ def print_changes(store: IngestStore, changes: list[ChunkChange], *, chunks: boo
         plural = "s" if documents > 1 else ""
         print(
             f"run {run_id}  {rows[-1].at:%Y-%m-%d %H:%M:%S}  {plan_key}: "
-            f"+{count['added']} -{count['removed']} chunks in {documents} document{plural}"
+            f"+{count['added']} -{count['removed']} ~{count['changed']} chunks "
+            f"in {documents} document{plural}"
         )
         by_document: dict[str, Counter] = defaultdict(Counter)
         for c in rows:
             by_document[c.document_id][(c.change, c.level)] += 1
         for doc, counted in sorted(by_document.items(), key=lambda item: names.get(item[0], item[0])):
             parts = [
-                f"{'+' if change == 'added' else '-'}{n} {level_name[level]}"
+                f"{_SIGN[change]}{n} {level_name[level]}"
                 for (change, level), n in sorted(counted.items(), key=lambda item: (-item[0][1], item[0][0]))
             ]
             print(f"  {names.get(doc, doc)}: {', '.join(parts)}")

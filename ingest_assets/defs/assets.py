@@ -86,6 +86,7 @@ def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) 
             counted = moved.get(shard, {})
             metadata["chunks_added"] = counted.get("added", 0)
             metadata["chunks_removed"] = counted.get("removed", 0)
+            metadata["chunks_changed"] = counted.get("changed", 0)
             if plan_key is not None:
                 metadata["plan"] = plan_key
                 metadata["plan_state"] = state

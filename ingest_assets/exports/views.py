@@ -6,6 +6,13 @@ No Dagster here. Each table is read from the store's read-side views (``current_
 columns the export does not write: ``_key`` (a row's identity: a chunk's or node's id, an
 edge's ``source_id|target_id|type``) and ``_digest`` (an MD5 of the row's values, so an
 incremental export can tell a row that changed under the same key).
+
+The digest leaves out what moves with every version of a document without the chunk changing:
+a chunk's ``version_id`` and a chunk node's ``created_at`` (a text chunk's id is the same in
+every version whose edit left its span and text alone: ``chunking.Chunk.id_for``). So an edit
+exports the chunks it changed, not the whole document, and a row a downstream copy keeps holds
+the version and creation time it was first exported with. The Document node's properties
+(source, kind, version) are digested whole: an edited document's node is written again.
 """
 
 from __future__ import annotations
@@ -45,6 +52,12 @@ _QUERIES: dict[str, tuple[str, str, str]] = {
     ),
 }
 TABLES = tuple(_QUERIES)
+# Columns a row's digest reads otherwise than as written: None leaves one out, a text replaces
+# it by that expression over the row (``t``). Left out: what moves with the version alone.
+_DIGESTED: dict[str, dict[str, str | None]] = {
+    "chunks": {"version_id": None},
+    "nodes": {"properties": """json_merge_patch(t.properties::JSON, '{"created_at": null}')"""},
+}
 # The graph formats (graphml, neo4j-csv) carry the graph; vectors go with the tabular ones.
 GRAPH_TABLES = ("chunks", "nodes", "edges")
 # Columns holding JSON text (written as JSON objects in JSON Lines, as text elsewhere).
@@ -74,9 +87,11 @@ def read_view(con: duckdb.DuckDBPyConnection, table: str, plan_key: str) -> pa.T
     ``_digest``, sorted by key (in Arrow: a sort in DuckDB would hold every row in its pool)."""
     columns, view, key = _QUERIES[table]
     # The digest hashes every value as text, separated and with NULL marked (to_json of the
-    # row said the same at twice the cost).
+    # row said the same at twice the cost), but what _DIGESTED leaves out or rewrites.
     names = [part.rsplit(" ", 1)[-1].strip('"') for part in columns.split(", ")]
-    values = ", ".join(f'coalesce(t."{name}"::VARCHAR, chr(0))' for name in names)
+    digested = _DIGESTED.get(table, {})
+    expressions = [digested.get(name, f't."{name}"') for name in names]
+    values = ", ".join(f"coalesce(({e})::VARCHAR, chr(0))" for e in expressions if e is not None)
     sql = (
         f"SELECT t.*, md5(concat_ws(chr(31), {values})) AS _digest FROM (SELECT {columns}, {key} AS _key "
         f"FROM {view} WHERE plan_key = ?) t"

@@ -4,15 +4,24 @@ No Dagster here. Every store transaction that can change what ``current_chunks``
 source written, a document version parsed, plan members replaced, plans retired or brought
 back) reads the view for the documents (or plans) it touches before and after its writes, in
 the same transaction, and appends the difference to ``chunk_changes``: one row per (plan key,
-chunk id) that was ``added`` or ``removed``, with the run that did it. Chunks that stay are
-never listed, and a write that moves nothing appends nothing. Because the rows are written in
-the transaction that moves the view, they can never disagree with it.
+chunk id) that was ``added``, ``removed`` or ``changed``, with the run that did it. Chunks that
+stay as they were are never listed, and a write that moves nothing appends nothing. Because the
+rows are written in the transaction that moves the view, they can never disagree with it.
+
+A text chunk's id names its document, span, level and text, not the document's version
+(``chunking.Chunk.id_for``), so a new version of a document shares the ids of every chunk an
+edit left alone: those are neither added nor removed. A chunk whose span or text changed has a
+new id (the old one ``removed``, the new one ``added``). A kept id whose row moved all the same
+(a new parent, index, heading path or metadata: the earlier children of a parent that grew) is
+``changed``: a consumer re-reads its row, never its text, which the id fixes. What is compared
+is what an export's row digest covers (``exports.views``): every column but the version id.
 
 Reads (:func:`changes_since`) are what ``ingest changes`` and the exports' ``--since`` use.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -67,7 +76,7 @@ class ChunkChange:
     chunk_id: str
     document_id: str
     level: int
-    change: str  # 'added' or 'removed'
+    change: str  # 'added', 'removed' or 'changed' (a kept id whose row moved)
     at: datetime
 
 
@@ -164,13 +173,14 @@ def record_moves(
     moves: dict[Place, tuple[str | None, str | None]],
     now: datetime,
 ) -> int:
-    """Append to ``chunk_changes`` what the current view gained and lost where the set it shows
-    moved (place -> (old set, new set), None: no set there); returns the rows appended.
+    """Append to ``chunk_changes`` what the current view gained, lost and saw move where the set
+    it shows moved (place -> (old set, new set), None: no set there); returns the rows appended.
 
     The old set's chunks that the new set lacks are ``removed``, the new set's that the old
-    lacked ``added`` (chunk ids that stay are kept).
+    lacked ``added``; ids in both whose rows differ (but for the version) are ``changed``.
     """
     chunks = _chunk_ids(con, {k for pair in moves.values() for k in pair if k})
+    moved = _moved_rows(con, [pair for pair in moves.values() if pair[0] and pair[1]])  # type: ignore[misc]
     nothing: tuple[set[str], int] = (set(), 0)
     rows = []
     for place in sorted(moves):
@@ -178,7 +188,12 @@ def record_moves(
         before, after = moves[place]
         old, old_level = chunks.get(before or "", nothing)
         new, new_level = chunks.get(after or "", nothing)
-        for change, ids, level in (("added", new - old, new_level), ("removed", old - new, old_level)):
+        changed = moved.get((before, after), set()) if before and after else set()
+        for change, ids, level in (
+            ("added", new - old, new_level),
+            ("removed", old - new, old_level),
+            ("changed", changed, new_level),
+        ):
             rows += [
                 {"run_id": run_id, "plan_key": plan, "chunk_id": c, "document_id": document, "level": level,
                  "change": change, "at": now}
@@ -186,6 +201,38 @@ def record_moves(
             ]  # fmt: skip
     insert(con, "chunk_changes", rows, CHANGES)
     return len(rows)
+
+
+# The columns of a chunk row that a kept id can change: every one ``current_chunks`` shows but
+# the ids and the version (text and provenance are fixed by a text chunk's id, compared all the
+# same: a page chunk's id does not fix them). The same columns as an export's row digest.
+_ROW_COLUMNS = (
+    '"index"', "text", "chunker", "chunker_hash", "parent_id", "provenance::VARCHAR", "heading_path",
+    "content_kind", "token_count", "metadata::VARCHAR",
+)  # fmt: skip
+
+
+def _moved_rows(
+    con: duckdb.DuckDBPyConnection, pairs: list[tuple[str, str]]
+) -> dict[tuple[str, str], set[str]]:
+    """For each (old set, new set), the ids both hold whose rows differ in :data:`_ROW_COLUMNS`."""
+    found: dict[tuple[str, str], set[str]] = {}
+    pairs = sorted({pair for pair in pairs if pair[0] != pair[1]})
+    if not pairs:
+        return found
+    old = ", ".join(f"o.{c}" for c in _ROW_COLUMNS)
+    new = ", ".join(f"n.{c}" for c in _ROW_COLUMNS)
+    for old_set, new_set, chunk_id in con.execute(
+        "WITH pairs AS (SELECT p[1] AS old_set, p[2] AS new_set "
+        "  FROM (SELECT unnest(?::JSON::VARCHAR[][]) AS p)) "
+        "SELECT pairs.old_set, pairs.new_set, n.id::VARCHAR FROM pairs "
+        "JOIN chunks o ON o.set_key = pairs.old_set "
+        "JOIN chunks n ON n.set_key = pairs.new_set AND n.id = o.id "
+        f"WHERE row({old}) IS DISTINCT FROM row({new})",
+        [json.dumps(pairs)],  # pairs of keys: a JSON text, as json_list makes for one list
+    ).fetchall():
+        found.setdefault((old_set, new_set), set()).add(chunk_id)
+    return found
 
 
 @contextmanager
@@ -226,7 +273,7 @@ def changes_since(
 def change_counts(
     con: duckdb.DuckDBPyConnection, run_id: str, since: datetime, plan_key: str | None
 ) -> dict[str, dict[str, int]]:
-    """Per shard, how many chunk ids ``run_id`` added to and removed from the current view
+    """Per shard, how many chunk ids ``run_id`` added to, removed from and changed in the current view
     (of ``plan_key``, or every plan) after ``since``: one step's figures for its metadata."""
     rows = con.execute(
         'SELECT s.shard, c."change", count(*) FROM chunk_changes c '
@@ -236,5 +283,5 @@ def change_counts(
     ).fetchall()
     counts: dict[str, dict[str, int]] = {}
     for shard, change, n in rows:
-        counts.setdefault(shard, {"added": 0, "removed": 0})[change] = n
+        counts.setdefault(shard, {"added": 0, "removed": 0, "changed": 0})[change] = n
     return counts

@@ -239,9 +239,11 @@ CREATE TABLE failure_log (
     "at"         TIMESTAMP NOT NULL
 );
 
--- Which chunk ids entered ('added') and left ('removed') current_chunks per plan, appended by
--- the transaction that moved them (see ingest_assets.store.changes); unchanged chunks are not
--- listed. run_id is the Dagster run's id, or a generated 'local-...' id outside Dagster.
+-- Which chunk ids entered ('added') and left ('removed') current_chunks per plan, and which
+-- stayed with a row that moved ('changed': a new parent, index or heading path; a text
+-- chunk's id fixes its span and text, not its version), appended by the transaction that moved
+-- them (see ingest_assets.store.changes); unchanged chunks are not listed. run_id is the
+-- Dagster run's id, or a generated 'local-...' id outside Dagster.
 CREATE TABLE chunk_changes (
     run_id      VARCHAR NOT NULL,
     plan_key    VARCHAR NOT NULL,

@@ -25,6 +25,7 @@ from chunking import (
     chunker_from_settings,
     load_tokenizer,
 )
+from chunking.ids import CHUNK_NAMESPACE, stable_uuid
 
 CHUNKERS = [
     RecursiveChunker(chunk_size=128, tokenizer="character"),
@@ -149,21 +150,29 @@ def test_chunker_from_settings_rejects_unknown_strategy() -> None:
     assert nested.fallback.chunk_size == 64
 
 
-# Ids stored by earlier runs: the formula must never move, or a store would see every chunk as
-# new. (document, version, provenance, index, chunker hash, level) -> the id it had.
+# Ids stored by earlier runs: the formula must never move without a version bump, or a store
+# would see every chunk as new. (document, version, provenance, index, chunker hash, level,
+# text) -> the id it had. Issue 31 moved it once, with the strategies' versions: a text chunk's
+# id leaves out the version and covers the text (the second row was "b4439647-..." with its
+# version; without a text, a text chunk keeps the id it had without a version, the first row).
 _DOC = UUID("6f1c2a4e-9b0d-5e3a-8c71-2d4b6a8e0f13")
 _VERSION = UUID("0b7d9e21-4c6a-5f80-9d12-7e3f5a1b2c48")
+_T, _P = TextProvenance, PageProvenance
 _STORED_IDS = [
-    ((_DOC, None, TextProvenance(start=0, end=10), 0, None, 0), "df9d7b2e-3e63-590b-8fe3-0b485d05e09a"),
-    ((_DOC, _VERSION, TextProvenance(start=5, end=900), 3, None, 1), "b4439647-d8e4-597b-81b6-faf6a1aac686"),
-    ((_DOC, _VERSION, PageProvenance(pages=(2,)), 7, "abc123", 0), "690872c1-0aa7-5e01-830a-a81bfef26b40"),
-    ((_DOC, None, PageProvenance(pages=(1,)), 0, None, 1), "0af9bab5-a5b3-5af7-9ed9-9c1112f93474"),
+    ((_DOC, None, _T(start=0, end=10), 0, None, 0, None), "df9d7b2e-3e63-590b-8fe3-0b485d05e09a"),
+    ((_DOC, _VERSION, _T(start=5, end=900), 3, None, 1, None), "882fb1ac-9718-5eca-a5a0-6f87cf9db0a1"),
+    ((_DOC, None, _T(start=5, end=900), 3, None, 1, None), "882fb1ac-9718-5eca-a5a0-6f87cf9db0a1"),
+    ((_DOC, _VERSION, _T(start=0, end=10), 0, None, 0, "Ten chars."), "f7fb19bd-3df1-56c1-8a59-529f1ff833ac"),
+    ((_DOC, None, _T(start=5, end=900), 3, None, 1, "Größe \x1f 🙂"), "edc5d463-7d67-58cc-8831-5e416758a9a2"),
+    ((_DOC, _VERSION, _P(pages=(2,)), 7, "abc123", 0, None), "690872c1-0aa7-5e01-830a-a81bfef26b40"),
+    ((_DOC, _VERSION, _P(pages=(2,)), 7, "abc123", 0, "any"), "690872c1-0aa7-5e01-830a-a81bfef26b40"),
+    ((_DOC, None, _P(pages=(1,)), 0, None, 1, None), "0af9bab5-a5b3-5af7-9ed9-9c1112f93474"),
 ]
 
 
 @pytest.mark.parametrize(("parts", "stored"), _STORED_IDS)
 def test_chunk_ids_are_the_ids_earlier_runs_stored(parts: tuple, stored: str) -> None:
-    document_id, version_id, provenance, index, chunker_hash, level = parts
+    document_id, version_id, provenance, index, chunker_hash, level, text = parts
     made = Chunk.id_for(
         document_id=document_id,
         version_id=version_id,
@@ -171,10 +180,17 @@ def test_chunk_ids_are_the_ids_earlier_runs_stored(parts: tuple, stored: str) ->
         index=index,
         chunker_hash=chunker_hash,
         level=level,
+        text=text,
     )
     assert str(made) == stored
     # The per-document maker the chunkers use gives the same id.
-    assert Chunk.ids_for(document_id, version_id, chunker_hash)(provenance, index, level) == made
+    assert Chunk.ids_for(document_id, version_id, chunker_hash)(provenance, index, level, text) == made
+    # A text chunk's id is the uuid5 of its parts, the text last (chunking.ids.stable_uuid).
+    if isinstance(provenance, TextProvenance):
+        parts = [document_id, provenance.start, provenance.end]
+        parts += ["level", level] if level else []
+        parts += ["text", text] if text is not None else []
+        assert made == stable_uuid(CHUNK_NAMESPACE, *parts)
 
 
 def test_chunk_ids_follow_the_id_rules() -> None:

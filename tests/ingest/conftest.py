@@ -118,6 +118,19 @@ class Pipeline:
         return stamps
 
 
+def without_bookkeeping(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """Export rows (``read_tables``) without what an incremental export's digests leave out: a
+    chunk's ``version_id`` and a chunk node's ``created_at`` (a kept chunk keeps those it was
+    first exported with downstream; ``ingest_assets.exports.views``)."""
+    out = dict(tables)
+    out["chunks"] = [{k: v for k, v in r.items() if k != "version_id"} for r in tables["chunks"]]
+    out["nodes"] = [
+        {**r, "properties": {k: v for k, v in r["properties"].items() if k != "created_at"}}
+        for r in tables["nodes"]
+    ]
+    return out
+
+
 @pytest.fixture
 def pipeline(tmp_path: Path, backend: Backend) -> Pipeline:
     """The pipeline over ``backend``'s store (the DuckDB file unless the test asks for both)."""

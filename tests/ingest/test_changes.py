@@ -5,6 +5,7 @@ through ``run_pipeline``)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -71,8 +72,11 @@ def test_noop_records_nothing_and_an_edit_lists_exactly_that_documents_chunks(pi
         for p, i in pipeline.rows("SELECT plan_key, id FROM current_chunks WHERE document_id = ?", doc_id)
     }
     added, removed = _net(_changes(pipeline, mark))
-    assert added == after - before == new_ids
-    assert removed == before - after == old_ids
+    # Chunk ids leave out the version (issue 31): the edit moves only the ids whose span or text
+    # it changed, those the two versions do not share; the document's other chunks stay.
+    assert added == after - before == new_ids - old_ids
+    assert removed == before - after == old_ids - new_ids
+    assert added and removed and old_ids & new_ids
     assert {
         d for (d,) in pipeline.rows('SELECT DISTINCT document_id FROM chunk_changes WHERE "at" > ?', mark)
     } == {doc_id}
@@ -123,13 +127,14 @@ def test_ingest_changes_lists_a_run_and_refuses_bad_input(
     target.write_text(target.read_text().replace("</body>", "<p>Late note.</p></body>"))
     pipeline.run()
     # The documents run moves nothing (the old version stays served); the chunks run swaps the
-    # old version's chunks for the new ones in one promotion.
+    # old version's chunks for the new ones in one promotion: the last parent grew (removed,
+    # added) and its earlier children kept their ids under the new parent (changed).
     runs = pipeline.rows(
         'SELECT run_id, list(DISTINCT "change" ORDER BY "change") FROM chunk_changes WHERE "at" > ? '
         "GROUP BY run_id",
         mark,
     )
-    assert [changes for _, changes in runs] == [["added", "removed"]]
+    assert [changes for _, changes in runs] == [["added", "changed", "removed"]]
     (edit_run,) = [run for run, _ in runs]
     capsys.readouterr()
     assert main(["changes", "--db", str(pipeline.db), "--run", edit_run, "--chunks"]) == 0
@@ -138,6 +143,7 @@ def test_ingest_changes_lists_a_run_and_refuses_bad_input(
         r[0] for r in pipeline.rows("SELECT chunk_id::VARCHAR FROM chunk_changes WHERE run_id = ?", edit_run)
     ]
     assert "field-notes.html" in out and all(i in out for i in ids)
+    assert re.search(r"~\d+ child", out) and re.search(r"changed +child", out), out
     assert main(["changes", "--db", str(pipeline.db), "--since", edit_run]) == 0
     assert "no chunk entered or left" in capsys.readouterr().out
     for argv, needle in (
