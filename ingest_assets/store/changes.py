@@ -203,32 +203,32 @@ def record_moves(
     return len(rows)
 
 
-# The columns of a chunk row that a kept id can change: every one ``current_chunks`` shows but
-# the ids and the version (text and provenance are fixed by a text chunk's id, compared all the
-# same: a page chunk's id does not fix them). The same columns as an export's row digest.
-_ROW_COLUMNS = (
-    '"index"', "text", "chunker", "chunker_hash", "parent_id", "provenance::VARCHAR", "heading_path",
-    "content_kind", "token_count", "metadata::VARCHAR",
-)  # fmt: skip
+# A kept id's row moved: it differs in a column ``current_chunks`` shows other than the ids and
+# the version (text and provenance are fixed by a text chunk's id, compared all the same: a page
+# chunk's id does not fix them). The same columns as an export's row digest.
+_ROW_DIFFERS = (
+    'row(o."index", o.text, o.chunker, o.chunker_hash, o.parent_id, o.provenance::VARCHAR, '
+    "o.heading_path, o.content_kind, o.token_count, o.metadata::VARCHAR) IS DISTINCT FROM "
+    'row(n."index", n.text, n.chunker, n.chunker_hash, n.parent_id, n.provenance::VARCHAR, '
+    "n.heading_path, n.content_kind, n.token_count, n.metadata::VARCHAR)"
+)
 
 
 def _moved_rows(
     con: duckdb.DuckDBPyConnection, pairs: list[tuple[str, str]]
 ) -> dict[tuple[str, str], set[str]]:
-    """For each (old set, new set), the ids both hold whose rows differ in :data:`_ROW_COLUMNS`."""
+    """For each (old set, new set), the ids both hold whose rows differ (:data:`_ROW_DIFFERS`)."""
     found: dict[tuple[str, str], set[str]] = {}
     pairs = sorted({pair for pair in pairs if pair[0] != pair[1]})
     if not pairs:
         return found
-    old = ", ".join(f"o.{c}" for c in _ROW_COLUMNS)
-    new = ", ".join(f"n.{c}" for c in _ROW_COLUMNS)
     for old_set, new_set, chunk_id in con.execute(
         "WITH pairs AS (SELECT p[1] AS old_set, p[2] AS new_set "
         "  FROM (SELECT unnest(?::JSON::VARCHAR[][]) AS p)) "
         "SELECT pairs.old_set, pairs.new_set, n.id::VARCHAR FROM pairs "
         "JOIN chunks o ON o.set_key = pairs.old_set "
         "JOIN chunks n ON n.set_key = pairs.new_set AND n.id = o.id "
-        f"WHERE row({old}) IS DISTINCT FROM row({new})",
+        f"WHERE {_ROW_DIFFERS}",
         [json.dumps(pairs)],  # pairs of keys: a JSON text, as json_list makes for one list
     ).fetchall():
         found.setdefault((old_set, new_set), set()).add(chunk_id)

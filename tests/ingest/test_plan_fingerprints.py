@@ -22,13 +22,17 @@ BASELINE = json.loads(cases.BASELINE.read_text())
 pytestmark = pytest.mark.filterwarnings("ignore:.*deprecated:DeprecationWarning")
 
 
-@pytest.fixture
-def pinned(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Code versions and tokenizer identities as they were when the baseline was taken."""
-    recorded = BASELINE["environment"]
+def _pin(monkeypatch: pytest.MonkeyPatch, recorded: dict[str, Any]) -> None:
+    """Code versions and tokenizer identities read from ``recorded``, never from the code."""
     monkeypatch.setattr(versions, "resolve", lambda source: recorded["versions"][source])
     for name, identity in recorded["tokenizers"].items():
         monkeypatch.setattr(load_tokenizer(name), "identity", identity)
+
+
+@pytest.fixture
+def pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code versions and tokenizer identities as they were when the baseline was taken."""
+    _pin(monkeypatch, BASELINE["environment"])
 
 
 def test_the_baseline_covers_the_cases() -> None:
@@ -46,13 +50,24 @@ def test_chunkers_keep_their_fingerprints() -> None:
     assert cases.chunker_fingerprints(cases.chunker_cases()) == BASELINE["chunkers"]
 
 
-def test_unpinned_fingerprints_equal_while_the_versions_do() -> None:
-    """Without pinning: equal whenever the environment is the baseline's (a check on the pin)."""
-    if cases.environment() != BASELINE["environment"]:
-        pytest.skip("versions moved since the baseline: the pinned tests hold the spelling")
-    assert cases.plan_fingerprints({"plans.yaml:default": cases.plan_cases()["plans.yaml:default"]}) == {
-        "plans.yaml:default": BASELINE["plans"]["plans.yaml:default"]
-    }
+def test_the_pin_holds_every_input_the_fingerprints_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pinned to today's environment, the fingerprints are today's: the pin covers every version
+    and tokenizer identity a fingerprint reads (one it missed would raise or move a value), so
+    the pinned tests above compare spelling alone."""
+
+    def fingerprints() -> tuple[dict[str, Any], dict[str, Any]]:
+        return cases.plan_fingerprints(cases.plan_cases()), cases.chunker_fingerprints(cases.chunker_cases())
+
+    environment = cases.environment()
+    today = fingerprints()
+    _pin(monkeypatch, environment)
+    assert fingerprints() == today
+    # And the pin does decide: the baseline's versions give the baseline's keys, other than today's
+    # whenever the versions moved since.
+    _pin(monkeypatch, BASELINE["environment"])
+    pinned_to_baseline = cases.plan_fingerprints(cases.plan_cases())
+    assert pinned_to_baseline == BASELINE["plans"]
+    assert (pinned_to_baseline == today[0]) == (environment == BASELINE["environment"])
 
 
 def _respelled(spec: Any) -> Any:
