@@ -42,10 +42,11 @@ lake-stop:
 test: install
 	$(BIN)/pytest
 
-## The slow tests: whole-corpus sweeps, kill trials, a real dagster dev. Four workers: the
-## daemon tests mostly wait, and the others use the cores meanwhile (as .ci/run does).
+## The slow tests (whole-corpus sweeps, kill trials, a real dagster dev) and the property tests
+## at their full example budgets (tests/example_budget.py). Four workers: the daemon tests mostly
+## wait, and the others use the cores meanwhile (as .ci/run does).
 test-slow: install
-	$(BIN)/pytest -m slow -n 4
+	$(BIN)/pytest -m "slow or hypothesis" --hypothesis-profile full -n 4
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -97,9 +97,10 @@ def search(store: IngestStore, plan: Plan, query: str, k: int = 10) -> tuple[str
     vector = load_model(spec).embed_batch([query])[0].tolist()
     rows = store.query(
         f"SELECT id::VARCHAR, parent_id::VARCHAR, heading_path, source_uri, "
-        f"array_cosine_similarity(vector::FLOAT[{dim}], ?::FLOAT[{dim}]) AS score, text "
+        f"array_cosine_similarity(vector::FLOAT[{dim}], ?::JSON::FLOAT[{dim}]) AS score, text "
         "FROM chunk_vectors WHERE plan_key = ? ORDER BY score DESC, id LIMIT ?",
-        [vector, key, k],
+        # The query vector as one JSON text: DuckDB's client binds a list element by element.
+        [json.dumps(vector), key, k],
     )
     return key, [
         Hit(i, parent, _label(path), uri, float(score), text) for i, parent, path, uri, score, text in rows

@@ -1,16 +1,25 @@
 """Fixtures every test folder shares: the store backends (tests/lake/postgres.py); the hooks
-that print the reliability figures (tests/figures.py), summed over pytest-xdist's workers."""
+that print the reliability figures (tests/figures.py), summed over pytest-xdist's workers; the
+Hypothesis profiles (tests/example_budget.py): ``quick`` for the default suite, ``full`` for
+CI's second pass (``--hypothesis-profile full``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
+from tests.example_budget import FULL, QUICK
 from tests.figures import FIGURES, WORKER_OUTPUT_KEY, write_summary
 from tests.lake.postgres import backend, postgres_cluster
 
 __all__ = ["backend", "postgres_cluster"]
+
+# Loaded here, before Hypothesis's plugin reads --hypothesis-profile, which then wins.
+settings.register_profile("full", max_examples=FULL)
+settings.register_profile("quick", max_examples=QUICK)
+settings.load_profile("quick")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

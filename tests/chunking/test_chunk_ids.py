@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunking import Chunk, Document, PageProvenance, ParentChildChunker, SectionChunker, TextProvenance
+from tests.example_budget import examples
 
 UUIDS = st.uuids(version=5)
 SPANS = st.tuples(st.integers(0, 10_000), st.integers(1, 5_000)).map(lambda s: (s[0], s[0] + s[1]))
@@ -28,7 +29,7 @@ def _id(document: UUID, version: UUID | None, span: tuple[int, int], level: int,
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(document=UUIDS, versions=st.lists(st.one_of(st.none(), UUIDS), min_size=2, max_size=3), chunks=CHUNKS)
 def test_text_chunk_ids_are_unique_in_a_document_and_equal_whatever_the_version(
     document: UUID, versions: list[UUID | None], chunks: list[tuple[tuple[int, int], int, str]]
@@ -40,7 +41,7 @@ def test_text_chunk_ids_are_unique_in_a_document_and_equal_whatever_the_version(
     assert all(other == ids[0] for other in ids[1:])  # the version never enters a text chunk's id
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     documents=st.lists(UUIDS, min_size=2, max_size=2, unique=True),
     span=SPANS,

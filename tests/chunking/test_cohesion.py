@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from chunking import Document, SectionChunker
 from chunking.chunkers.cohesion import content_words, similarity, topic_shifts
 from tests.chunking.invariants import check_flat
+from tests.example_budget import examples
 
 ORCHARD = ["orchard", "plums", "apples", "pears", "quinces", "rootstock", "harvest", "grafting"]
 FINANCE = ["dividend", "shares", "quarterly", "board", "declared", "payable", "stockholders", "record"]
@@ -28,7 +29,7 @@ def _topic_of(text: str) -> set[str]:
     return {name for name, vocab in (("orchard", ORCHARD), ("finance", FINANCE)) if words & set(vocab)}
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(first=_paragraphs(ORCHARD), second=_paragraphs(FINANCE), size=st.integers(2000, 4000))
 def test_no_chunk_mixes_two_topics_that_each_fill_min_size(
     first: list[str], second: list[str], size: int
@@ -43,7 +44,7 @@ def test_no_chunk_mixes_two_topics_that_each_fill_min_size(
     assert len(chunks) == 2
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(paragraphs=_paragraphs(ORCHARD), size=st.integers(2000, 4000))
 def test_one_topic_packs_to_the_budget_as_before(paragraphs: list[str], size: int) -> None:
     """Property: paragraphs sharing their words never end a chunk early."""

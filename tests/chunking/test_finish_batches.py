@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from chunking import Chunk, Document, SectionChunker
 from chunking.chunkers import section
 from tests.chunking.strategies import structured_documents
+from tests.example_budget import examples
 
 
 def fields(chunks: list[Chunk]) -> list[dict]:
@@ -23,7 +24,7 @@ def chunk_with_batches(chunker: SectionChunker, document: Document, every: int) 
         return chunker.chunk(document)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     document=structured_documents(),
     size=st.sampled_from([16, 40, 120]),

@@ -14,6 +14,7 @@ from chunking import (
 )
 from tests.chunking.invariants import check_flat, check_leveled
 from tests.chunking.strategies import documents
+from tests.example_budget import examples
 
 TOKENIZERS = ["character", "word", "cl100k_base", "o200k_base"]
 
@@ -62,7 +63,9 @@ def check(chunker: object, document: Document) -> None:
 
 @pytest.mark.parametrize(("tokenizer", "name"), CASES)
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(document=documents)
 def test_chunker_keeps_contract_on_random_documents(tokenizer: str, name: str, document: Document) -> None:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from chunking import Document, RecursiveChunker, SectionChunker, parse_file
 from chunking.chunkers.levels import ABBREVIATIONS, CODE_LEVELS, PROSE_LEVELS
 from chunking.chunkers.recursive import _trim
+from tests.example_budget import examples
 
 WRAPPED = (
     "The orchard was planted in spring by the volunteers of the\n"
@@ -76,7 +77,7 @@ SENTENCES = st.lists(
 ).map(lambda words: [w.capitalize() + "." for w in words])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     sentences=SENTENCES,
     width=st.integers(min_value=8, max_value=40),
@@ -193,7 +194,7 @@ LEVEL_TEXT = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(text=LEVEL_TEXT, data=st.data())
 def test_levels_match_exactly_as_their_readable_forms(text: str, data: st.DataObject) -> None:
     """Same matches (starts and ends) from any start to any end position, as the splitter
@@ -225,7 +226,7 @@ def _trim_by_steps(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (start, end) if start < end else None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=LEVEL_TEXT, data=st.data())
 def test_trim_by_strip_equals_trim_by_steps(text: str, data: st.DataObject) -> None:
     start = data.draw(st.integers(0, len(text)))

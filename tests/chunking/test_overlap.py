@@ -12,6 +12,7 @@ from chunking import Document, SectionChunker
 from chunking.chunkers.overlap import tail_within
 from tests.chunking.invariants import check_flat
 from tests.chunking.strategies import text_documents
+from tests.example_budget import examples
 
 PROSE = "\n\n".join(
     f"Paragraph {i} begins here. It has a middle sentence about plums. It ends with sentence {i}."
@@ -56,7 +57,7 @@ def test_no_context_crosses_a_section() -> None:
     assert all("context_before" not in c.metadata for c in firsts.values())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(document=text_documents(), size=st.integers(8, 200), overlap=st.integers(1, 64))
 def test_overlap_keeps_the_chunk_contract(document: Document, size: int, overlap: int) -> None:
     """Property: with any overlap the chunks are those without it (exact slices, budgets), and

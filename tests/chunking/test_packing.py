@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from chunking import load_tokenizer
 from chunking.chunkers.levels import CODE_LEVELS, PROSE_LEVELS, Level
 from chunking.chunkers.packing import PackedSplitter, cut_exactly, trim
+from tests.example_budget import examples
 
 
 def packed_by_every_split(text: str, size: int, levels: tuple[Level, ...]) -> list[tuple[int, int]]:
@@ -68,7 +69,7 @@ _SPACES = [" ", "  ", "\n", "\n\n", " \n", "\n  \n", "\t", "\r\n", "\n\n\n", "  
 _TOKENS = st.sampled_from([*_WORDS, *_SPACES])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     parts=st.lists(_TOKENS, min_size=0, max_size=120),
     size=st.integers(min_value=4, max_value=80),

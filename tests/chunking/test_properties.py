@@ -22,9 +22,12 @@ from chunking import (
 from chunking.chunkers.tables import column_names
 from tests.chunking.invariants import check_flat, check_leveled
 from tests.chunking.strategies import chat_documents, structured_documents
+from tests.example_budget import examples
 
 SETTINGS = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 TOKENIZERS = ["character", "cl100k_base"]
 

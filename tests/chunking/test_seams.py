@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunking import load_tokenizer
+from tests.example_budget import examples
 
 PIECES = st.sampled_from(
     [
@@ -69,7 +70,7 @@ SEPARATORS = st.sampled_from(["", "\n", "\n\n", "\r\n\r\n", "\n \n", " ", "\t", 
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "character"])
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(before=TEXT, left=NONEMPTY, separator=SEPARATORS, right=NONEMPTY, starts=st.booleans())
 def test_seam_equals_counting_the_joined_text(
     name: str, before: str, left: str, separator: str, right: str, starts: bool
@@ -104,7 +105,7 @@ def test_word_tokenizer_asks_for_a_recount() -> None:
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "character", "word"])
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(TEXT, max_size=6), limit=st.integers(min_value=0, max_value=12))
 def test_capped_counts_are_exact_up_to_the_limit(name: str, texts: list[str], limit: int) -> None:
     tokenizer = load_tokenizer(name)

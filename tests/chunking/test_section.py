@@ -17,6 +17,7 @@ from chunking import (
     Unit,
 )
 from tests.chunking.strategies import build_document, texts
+from tests.example_budget import examples
 
 
 def layout(blocks: list[tuple[tuple[str, ...], str, str]]) -> Document:
@@ -143,7 +144,7 @@ def test_section_split_returns_exact_slices_within_size() -> None:
 
 
 @pytest.mark.parametrize("tokenizer", ["cl100k_base", "o200k_base", "character", "word"])
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=texts(), size=st.integers(min_value=4, max_value=80))
 def test_packed_split_pieces_are_exact_trimmed_slices_within_budget(
     tokenizer: str, text: str, size: int

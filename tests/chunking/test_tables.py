@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from chunking import Document, ParentChildChunker, SectionChunker, parse_bytes
 from chunking.chunkers.tables import cell_spans, column_names
 from tests.chunking.invariants import check_flat, check_leveled
+from tests.example_budget import examples
 
 
 def csv_document(header: list[str], rows: list[list[str]]) -> Document:
@@ -164,7 +165,7 @@ def tables_with_empty_cells(draw: st.DrawFn) -> tuple[str, str]:
     return kind, "\n".join(lines)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table=tables_with_empty_cells(), size=st.integers(min_value=6, max_value=24))
 def test_column_lines_name_one_cell_and_end_in_no_delimiter(table: tuple[str, str], size: int) -> None:
     kind, text = table
@@ -185,7 +186,7 @@ def test_column_lines_name_one_cell_and_end_in_no_delimiter(table: tuple[str, st
             assert value and not value.endswith(delimiter), (line, text)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table=tables_with_empty_cells(), size=st.integers(min_value=6, max_value=24))
 def test_rows_with_unrendered_tails_keep_the_leveled_contract(table: tuple[str, str], size: int) -> None:
     kind, text = table

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from chunking import SectionChunker
 from chunking.parsers import parse_bytes
 from chunking.parsers.plain_headings import MAX_HEADING_CHARS, wiki_heading
+from tests.example_budget import examples
 from tests.parsers.conftest import assert_exact_offsets
 
 LONG = " ".join(["The quarterly dividend was raised by the board after a long review."] * 10)
@@ -94,7 +95,7 @@ def test_long_lines_are_one_paragraph_each_and_wrapped_lines_stay_together() -> 
     assert len([u for s in wrapped.sections for u in s.units]) == 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     level=st.integers(1, 6),
     text=st.text(alphabet="abcdefghij ABC@-,.", min_size=1, max_size=40).filter(lambda t: t.strip()),
@@ -111,7 +112,7 @@ def test_wiki_heading_lines_round_trip(level: int, text: str, spaced: bool, pad:
     assert wiki_heading(f"{text} = {text}") is None
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     heading=st.lists(st.sampled_from(["orchard", "plum", "a", "dividend"]), min_size=1, max_size=40).map(
         " ".join

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunking.parsers import parse_bytes, parse_file
+from tests.example_budget import examples
 from tests.parsers.conftest import assert_exact_offsets
 
 RFC_PAGE = (
@@ -127,7 +128,7 @@ def test_text_title_is_a_level_one_heading_at_the_start_only() -> None:
     assert document.title == "Lighthouse"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.integers(min_value=0, max_value=2), min_size=3, max_size=12),
     st.lists(
