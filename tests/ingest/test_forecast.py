@@ -125,9 +125,9 @@ def test_ingest_plans_diff_prints_per_kind_and_refuses_bad_input(
 def test_sensor_shows_a_new_plan_keys_forecast_on_its_partitions(pipeline: Pipeline) -> None:
     from dagster import AssetKey, MultiPartitionKey, SensorResult
 
-    from tests.ingest.test_sensors import _execute, _settle, _tick
+    from tests.ingest.test_sensors import _execute, _ingested, _settle, _tick
 
-    _settle(pipeline)
+    _ingested(pipeline)
     pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
     (new_key,) = [plan.key for plan in pipeline.plans()]
     predicted = _predict(pipeline)
