@@ -26,7 +26,7 @@ from chunking.chunkers.cohesion import content_words, similarity
 from chunking.chunkers.levels import PROSE_LEVELS, SENTENCE, Level
 from chunking.tokenizers import Tokenizer
 
-__all__ = ["TOPIC_CONTEXT", "TOPIC_FLOOR", "PackedSplitter", "TextPiece", "cut_exactly", "trim"]
+__all__ = ["TOPIC_CONTEXT", "TOPIC_FLOOR", "PackedSplitter", "TextPiece", "cut_exactly", "splits", "trim"]
 
 # With topic cuts, a piece cut at sentence ends may end at any sentence end that leaves it at
 # least this share of the budget (the section chunker's default min_size share) ...
@@ -98,19 +98,7 @@ class PackedSplitter:
             return self._packed_at_topics(text, start, end, levels, size)
         if self._characters:
             return self._packed_characters(text, start, end, levels, size)
-        spans: list[tuple[int, int]] = []
-        position = start
-        for match in levels[0].pattern.finditer(text, start, end):
-            cut = match.end()
-            if cut <= position or cut >= end:
-                continue
-            span = trim(text, position, cut)
-            if span is not None:
-                spans.append(span)
-            position = cut
-        span = trim(text, position, end)
-        if span is not None:
-            spans.append(span)
+        spans = splits(text, start, end, levels[0])
         if len(spans) <= 1:  # nothing to cut at this level
             return self._packed(text, *(spans[0] if spans else (start, end)), levels[1:], size)
         tokenizer = self.tokenizer
@@ -214,19 +202,7 @@ class PackedSplitter:
         topic is packed as full as before). The last piece is what is left; a sentence over the
         budget is cut at the next level, as :meth:`_packed` does.
         """
-        spans: list[tuple[int, int]] = []
-        position = start
-        for match in levels[0].pattern.finditer(text, start, end):
-            cut = match.end()
-            if cut <= position or cut >= end:
-                continue
-            span = trim(text, position, cut)
-            if span is not None:
-                spans.append(span)
-            position = cut
-        span = trim(text, position, end)
-        if span is not None:
-            spans.append(span)
+        spans = splits(text, start, end, levels[0])
         if len(spans) <= 1:  # nothing to cut at this level
             return self._packed(text, *(spans[0] if spans else (start, end)), levels[1:], size)
         characters = self._characters
@@ -294,6 +270,24 @@ class PackedSplitter:
             pieces.append(TextPiece(first, end_of_piece, text[first:end_of_piece], totals[cut - index]))
             index = cut + 1
         return pieces
+
+
+def splits(text: str, start: int, end: int, level: Level) -> list[tuple[int, int]]:
+    """The trimmed, non-blank splits of ``text[start:end]`` at ``level``'s cut points."""
+    spans: list[tuple[int, int]] = []
+    position = start
+    for match in level.pattern.finditer(text, start, end):
+        cut = match.end()
+        if cut <= position or cut >= end:
+            continue
+        span = trim(text, position, cut)
+        if span is not None:
+            spans.append(span)
+        position = cut
+    span = trim(text, position, end)
+    if span is not None:
+        spans.append(span)
+    return spans
 
 
 def cut_exactly(
