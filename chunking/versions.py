@@ -31,8 +31,9 @@ SPLITTER_VERSION = "6"
 # 2: packs on exact seam counts; 3: and units over the budget too; 4: headings travel with
 # what follows them (never a chunk of headings while more follows); 5: the last part of a unit
 # cut to the budget ends its chunk; 6: text chunk ids leave out the version and cover the text
-# (Chunk.id_for)
-SECTION_PACKER_VERSION = "6"
+# (Chunk.id_for); 7: a unit over the budget is cut at the sentence end in reach where the topic
+# moves (packing.py, PackedSplitter.topic_cuts), not where the budget runs out
+SECTION_PACKER_VERSION = "7"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
 # 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ABBREVIATIONS", "CODE_LEVELS", "PROSE_LEVELS", "Level", "levels_for"]
+__all__ = ["ABBREVIATIONS", "CODE_LEVELS", "PROSE_LEVELS", "SENTENCE", "Level", "levels_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +78,8 @@ _CLAUSE = Level(
 _WORD = Level("word", re.compile(r"\s+"))
 
 PROSE_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _SENTENCE, _LINE, _CLAUSE, _WORD)
+# The level whose cuts may follow the topic (PackedSplitter.topic_cuts).
+SENTENCE = _SENTENCE
 CODE_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _LINE, _WORD)
 
 

@@ -17,14 +17,25 @@ every split in between (the same pieces as trimming and adding every split; a hy
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from chunking.chunkers.levels import PROSE_LEVELS, Level
+from chunking.chunkers.cohesion import content_words, similarity
+from chunking.chunkers.levels import PROSE_LEVELS, SENTENCE, Level
 from chunking.tokenizers import Tokenizer
 
-__all__ = ["PackedSplitter", "TextPiece", "cut_exactly", "trim"]
+__all__ = ["TOPIC_CONTEXT", "TOPIC_FLOOR", "PackedSplitter", "TextPiece", "cut_exactly", "splits", "trim"]
+
+# With topic cuts, a piece cut at sentence ends may end at any sentence end that leaves it at
+# least this share of the budget (the section chunker's default min_size share) ...
+TOPIC_FLOOR = 4
+# ... where the content words of this many sentences on either side share least.
+TOPIC_CONTEXT = 2
+# A "sentence" that is only a list marker ("3.", "b)", "iv.") opens the next item: no piece is
+# cut after it by choice.
+_MARKER = re.compile(r"(?:\d{1,3}|[A-Za-z]|[ivxlc]{1,5})[.)]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +54,16 @@ class PackedSplitter:
     Attributes:
         tokenizer: The tokenizer that counts (the owning chunker's).
         chunk_size: The budget when a call gives none.
+        topic_cuts: Cut a text at sentence ends where the topic moves, not only where the
+            budget runs out (:meth:`_packed_at_topics`).
     """
 
-    __slots__ = ("_characters", "chunk_size", "tokenizer")
+    __slots__ = ("_characters", "chunk_size", "tokenizer", "topic_cuts")
 
-    def __init__(self, tokenizer: Tokenizer, chunk_size: int) -> None:
+    def __init__(self, tokenizer: Tokenizer, chunk_size: int, *, topic_cuts: bool = False) -> None:
         self.tokenizer = tokenizer
         self.chunk_size = chunk_size
+        self.topic_cuts = topic_cuts
         self._characters = tokenizer.name == "character"
 
     def split(
@@ -80,21 +94,11 @@ class PackedSplitter:
         ``levels`` that cuts it, or finer."""
         if not levels:
             return cut_exactly(text, start, end, self.tokenizer.count, size, trim_pieces=True)
+        if self.topic_cuts and levels[0] is SENTENCE:
+            return self._packed_at_topics(text, start, end, levels, size)
         if self._characters:
             return self._packed_characters(text, start, end, levels, size)
-        spans: list[tuple[int, int]] = []
-        position = start
-        for match in levels[0].pattern.finditer(text, start, end):
-            cut = match.end()
-            if cut <= position or cut >= end:
-                continue
-            span = trim(text, position, cut)
-            if span is not None:
-                spans.append(span)
-            position = cut
-        span = trim(text, position, end)
-        if span is not None:
-            spans.append(span)
+        spans = splits(text, start, end, levels[0])
         if len(spans) <= 1:  # nothing to cut at this level
             return self._packed(text, *(spans[0] if spans else (start, end)), levels[1:], size)
         tokenizer = self.tokenizer
@@ -183,6 +187,107 @@ class PackedSplitter:
                         index += 1
             pieces.append(TextPiece(first, last_end, text[first:last_end], last_end - first))
         return pieces
+
+    def _packed_at_topics(
+        self, text: str, start: int, end: int, levels: tuple[Level, ...], size: int
+    ) -> list[TextPiece]:
+        """:meth:`_packed` at sentence ends, each piece ending where the topic moves.
+
+        Packing sentences as full as they go ends a piece wherever the budget runs out, so the
+        end of one topic and the start of the next share it (and a question about either finds
+        a piece half about something else). Here a piece ends at one of the sentence ends that
+        fit, and leave it at least a :data:`TOPIC_FLOOR`-th of the budget: the one where the
+        content words of the :data:`TOPIC_CONTEXT` sentences before and after it share least
+        (:func:`chunking.chunkers.cohesion.similarity`; the latest of equals, so a text on one
+        topic is packed as full as before). The last piece is what is left; a sentence over the
+        budget is cut at the next level, as :meth:`_packed` does.
+        """
+        spans = splits(text, start, end, levels[0])
+        if len(spans) <= 1:  # nothing to cut at this level
+            return self._packed(text, *(spans[0] if spans else (start, end)), levels[1:], size)
+        characters = self._characters
+        tokenizer = self.tokenizer
+        if characters:
+            counts = [b - a for a, b in spans]
+        else:
+            counts = tokenizer.count_capped([text[a:b] for a, b in spans], size)
+        seam = tokenizer.seam_function()
+        words: list[frozenset[str] | None] = [None] * len(spans)
+
+        def words_of(first: int, last: int) -> frozenset[str]:
+            for index in range(first, last):
+                if words[index] is None:
+                    a, b = spans[index]
+                    words[index] = content_words(text[a:b])
+            return frozenset().union(*words[first:last])  # type: ignore[arg-type]
+
+        floor = size // TOPIC_FLOOR
+        pieces: list[TextPiece] = []
+        count = len(spans)
+        index = 0
+        while index < count:
+            first = spans[index][0]
+            if counts[index] > size:
+                pieces.extend(self._packed(text, first, spans[index][1], levels[1:], size))
+                index += 1
+                continue
+            # totals[k]: the size of the piece from split `index` through split `index + k`.
+            totals = [counts[index]]
+            last = index
+            while last + 1 < count and counts[last + 1] <= size:
+                a, b = spans[last + 1]
+                if characters:
+                    joined = b - first
+                else:
+                    gap = text[spans[last][1] : a]
+                    delta = seam(text[spans[last][0] : spans[last][1]], gap, text[a:b], last == index)
+                    if delta is None:
+                        delta = seam(text[first : spans[last][1]], gap, text[a:b], True)
+                    if delta is None:
+                        joined = tokenizer.count(text[first:b])
+                    else:
+                        joined = totals[-1] + counts[last + 1] + delta
+                if joined > size:
+                    break
+                totals.append(joined)
+                last += 1
+            cut = last
+            if last + 1 < count and counts[last + 1] <= size:
+                # The budget ends the piece: end it at the weakest tie in reach instead.
+                best = None
+                for candidate in range(last, index - 1, -1):
+                    if totals[candidate - index] < floor:
+                        break
+                    if _MARKER.fullmatch(text, *spans[candidate]):
+                        continue
+                    shared = similarity(
+                        words_of(max(index, candidate + 1 - TOPIC_CONTEXT), candidate + 1),
+                        words_of(candidate + 1, min(count, candidate + 1 + TOPIC_CONTEXT)),
+                    )
+                    if best is None or shared < best:
+                        best, cut = shared, candidate
+            end_of_piece = spans[cut][1]
+            pieces.append(TextPiece(first, end_of_piece, text[first:end_of_piece], totals[cut - index]))
+            index = cut + 1
+        return pieces
+
+
+def splits(text: str, start: int, end: int, level: Level) -> list[tuple[int, int]]:
+    """The trimmed, non-blank splits of ``text[start:end]`` at ``level``'s cut points."""
+    spans: list[tuple[int, int]] = []
+    position = start
+    for match in level.pattern.finditer(text, start, end):
+        cut = match.end()
+        if cut <= position or cut >= end:
+            continue
+        span = trim(text, position, cut)
+        if span is not None:
+            spans.append(span)
+        position = cut
+    span = trim(text, position, end)
+    if span is not None:
+        spans.append(span)
+    return spans
 
 
 def cut_exactly(

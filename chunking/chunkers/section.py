@@ -114,6 +114,7 @@ class SectionChunker(BaseChunker):
     overlap: int = Field(default=0, ge=0)
 
     _splitter: RecursiveChunker = PrivateAttr()
+    _packer: PackedSplitter = PrivateAttr()
 
     @model_validator(mode="after")
     def _min_size_fits(self) -> SectionChunker:
@@ -125,6 +126,8 @@ class SectionChunker(BaseChunker):
         """Load the tokenizer and build the splitter for oversized units once."""
         super().model_post_init(context)
         self._splitter = RecursiveChunker(chunk_size=self.chunk_size, tokenizer=self.tokenizer)
+        # Units over the budget are cut at sentence ends where the topic moves (packing.py).
+        self._packer = PackedSplitter(self._splitter.packer.tokenizer, self.chunk_size, topic_cuts=True)
 
     @property
     def size(self) -> int:
@@ -157,7 +160,7 @@ class SectionChunker(BaseChunker):
         # Units over the budget are split anyway: their counts stop at size + 1.
         # Bound once: this runs per unit and per split, and private attributes of a pydantic
         # model are read through __getattr__.
-        packer = self._splitter.packer
+        packer = self._packer
         tokenizer = packer.tokenizer
         counts = tokenizer.count_capped(
             [unit.text for section in document.sections for unit in section.units], self.chunk_size
@@ -539,7 +542,7 @@ class SectionChunker(BaseChunker):
             emit(current)
             current = Draft([], 0, draft.header)
             parts = self._split_pieces(
-                self._splitter.packer, piece.text, piece.start, piece.pages, piece.kind, piece.path
+                self._packer, piece.text, piece.start, piece.pages, piece.kind, piece.path
             )
             for part in parts:
                 emit(Draft([part], part.tokens))

@@ -67,3 +67,8 @@ def test_llamaindex_node_parser_keeps_offsets_ids_and_relationships() -> None:
     ids = {n.node_id for n in leveled}
     children = [n for n in leveled if n.metadata["level"] == 0]
     assert children and all(n.relationships[NodeRelationship.PARENT].node_id in ids for n in children)
+    assert all(n.metadata["parent_id"] in ids for n in children)
+    assert any(n.metadata["heading_path"] == ["Orchard", "Plums"] for n in children)
+    for node in leveled:  # offsets into the parsed layout, which the metadata says
+        assert node.metadata["start_index"] < node.metadata["end_index"]
+        assert node.metadata["offsets_into_input"] is False

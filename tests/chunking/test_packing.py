@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from chunking import load_tokenizer
 from chunking.chunkers.levels import CODE_LEVELS, PROSE_LEVELS, Level
-from chunking.chunkers.packing import PackedSplitter, cut_exactly, trim
+from chunking.chunkers.packing import PackedSplitter, cut_exactly, splits, trim
 from tests.example_budget import examples
 
 
@@ -28,19 +28,7 @@ def packed_by_every_split(text: str, size: int, levels: tuple[Level, ...]) -> li
 def _packed(text: str, start: int, end: int, levels: tuple[Level, ...], size: int) -> list[tuple[int, int]]:
     if not levels:
         return [(p.start, p.end) for p in cut_exactly(text, start, end, len, size, trim_pieces=True)]
-    spans: list[tuple[int, int]] = []
-    position = start
-    for match in levels[0].pattern.finditer(text, start, end):
-        cut = match.end()
-        if cut <= position or cut >= end:
-            continue
-        span = trim(text, position, cut)
-        if span is not None:
-            spans.append(span)
-        position = cut
-    span = trim(text, position, end)
-    if span is not None:
-        spans.append(span)
+    spans = splits(text, start, end, levels[0])  # a level's trimmed splits (shared)
     if len(spans) <= 1:
         return _packed(text, *(spans[0] if spans else (start, end)), levels[1:], size)
     pieces: list[tuple[int, int]] = []

@@ -8,7 +8,13 @@ from hypothesis import strategies as st
 
 from chunking import SectionChunker
 from chunking.parsers import parse_bytes
-from chunking.parsers.plain_headings import MAX_HEADING_CHARS, wiki_heading
+from chunking.parsers.plain_headings import (
+    COLLECTION_LEVEL_ONES,
+    MAX_HEADING_CHARS,
+    TITLE_AFTER_CHARS,
+    TITLE_AFTER_UNITS,
+    wiki_heading,
+)
 from tests.example_budget import examples
 from tests.parsers.conftest import assert_exact_offsets
 
@@ -126,3 +132,57 @@ def test_a_setext_heading_is_a_heading_only_when_short(heading: str, underline: 
     headings = [u for s in document.sections for u in s.units if u.content_kind == "heading"]
     assert all(len(s.heading_path[-1]) <= MAX_HEADING_CHARS for s in document.sections if s.heading_path)
     assert bool(headings) == (len(" ".join(heading.split())) <= MAX_HEADING_CHARS)
+
+
+_WORDS = st.sampled_from(["orchard", "plum", "dividend", "review", "a", "board", "ripe"])
+
+
+def _phrase(min_words: int, max_words: int) -> st.SearchStrategy[str]:
+    return st.lists(_WORDS, min_size=min_words, max_size=max_words).map(" ".join)
+
+
+# A block and whether it is a heading: (source, heading text or None, level).
+_BLOCKS = st.one_of(
+    _phrase(1, 60).map(lambda p: (p.capitalize() + ".", None, 0)),
+    st.tuples(st.integers(1, 3), _phrase(1, 30)).map(
+        lambda t: (f"{'#' * t[0]} {t[1]}", t[1] if len(t[1]) <= MAX_HEADING_CHARS else None, t[0])
+    ),
+    st.tuples(st.sampled_from(["=", "-"]), _phrase(1, 30), st.booleans()).map(
+        lambda t: (
+            f"{t[1]}\nmore words\n{t[0] * 3}" if t[2] else f"{t[1]}\n{t[0] * 3}",
+            None if t[2] or len(t[1]) > MAX_HEADING_CHARS else t[1],
+            1 if t[0] == "=" else 2,
+        )
+    ),
+)
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(blocks=st.lists(_BLOCKS, min_size=1, max_size=12))
+def test_markdown_headings_are_short_label_only_what_follows_and_title_only_from_the_start(
+    blocks: list[tuple[str, str | None, int]],
+) -> None:
+    """Property over Markdown of paragraphs, ATX and setext headings (long, short, under one
+    line or two): exactly the short one-line headings are headings; a unit's heading path
+    names only headings at or before it; the title is a level-1 heading among the document's
+    first blocks (and not in a collection of articles), or else the file name."""
+    document = _md("\n\n".join(source for source, _, _ in blocks))
+    assert_exact_offsets(document)
+    expected = [(text, level) for _, text, level in blocks if text is not None]
+    units = [(s.heading_path, u) for s in document.sections for u in s.units]
+    headings = [u for _, u in units if u.content_kind == "heading"]
+    assert len(headings) == len(expected)
+    seen: list[str] = []
+    for path, unit in units:
+        if unit.content_kind == "heading":
+            seen.append(" ".join(unit.text.lstrip("#").split()) if unit.text.startswith("#") else unit.text)
+        assert all(len(h) <= MAX_HEADING_CHARS for h in path)
+        assert all(any(h in s for s in seen) for h in path), (path, seen)
+    level_ones = [text for text, level in expected if level == 1]
+    if document.title != "notes":
+        first = next(i for i, (_, text, _) in enumerate(blocks) if text is not None)
+        assert blocks[first][2] == 1 and document.title == blocks[first][1]
+        assert first <= TITLE_AFTER_UNITS and len(level_ones) < COLLECTION_LEVEL_ONES
+        assert sum(len(source) for source, _, _ in blocks[:first]) <= TITLE_AFTER_CHARS + first
+    elif len(level_ones) < COLLECTION_LEVEL_ONES and blocks[0][1] is not None and blocks[0][2] == 1:
+        raise AssertionError("a level-1 heading opening the document is its title")
