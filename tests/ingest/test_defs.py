@@ -90,16 +90,21 @@ def test_bad_plan_fails_the_code_location(tmp_path: Path) -> None:
         build_definitions(Settings(plans_file=str(bad)))
 
 
-def test_ingest_cli_runs_on_a_persistent_instance(
+def test_ingest_cli_runs_on_a_persistent_instance_and_logs_its_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    """`ingest run --json` end to end, with run history under DAGSTER_HOME (SQLite)."""
-    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir()
+    """`ingest run -v --json` end to end, with run history under DAGSTER_HOME (SQLite, the
+    repo's dagster.yaml): the summary on stdout, each step's log lines on stderr, and the same
+    lines in each run's log (what the UI shows)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
     plans = tmp_path / "plans.yaml"
     plans.write_text(yaml.safe_dump({"plans": {"default": plan_spec()}}))
     args = [
         "run",
+        "-v",
         "--inbox",
         str(SAMPLE),
         "--db",
@@ -109,9 +114,12 @@ def test_ingest_cli_runs_on_a_persistent_instance(
         "--json",
     ]
     assert main(args) == 0
-    summary = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    summary = json.loads(out)
     assert set(summary) >= {"documents", "chunk_sets", "plans"}
     assert summary["documents"]["parsed"] > 0 and summary["documents"]["failed"] == 0
+    assert re.search(r"parse: \d+ of \d+ files parsed \(0 failed\) in [\d.]+ s", err), err[-2000:]
+    assert re.search(r"child_chunks default-\w+: \d+ documents chunked", err), err[-2000:]
     assert main(["plans", "--plans", str(plans), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [p["key"] for p in listed] == summary["plans"]
@@ -120,7 +128,12 @@ def test_ingest_cli_runs_on_a_persistent_instance(
     with DagsterInstance.get() as instance:
         assert instance.get_dynamic_partitions("plan") == summary["plans"]
         # A documents_job and a chunks_job per stretch of consecutive shards with files.
-        assert len(instance.get_run_records()) == summary["runs"] >= 2
+        records = instance.get_run_records()
+        assert len(records) == summary["runs"] >= 2
+        messages = [
+            entry.user_message for record in records for entry in instance.all_logs(record.dagster_run.run_id)
+        ]
+    assert any(re.search(r"graph_nodes default-\w+: graph records of \d+ documents", m) for m in messages)
 
 
 def test_ingest_inspect_prints_a_files_chunks(capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,30 +150,3 @@ def test_ingest_inspect_prints_a_files_chunks(capsys: pytest.CaptureFixture[str]
     )
     out = capsys.readouterr().out
     assert "getting-started.md (markdown" in out and "tokens" in out
-
-
-def test_steps_log_what_they_did_to_the_terminal_and_to_the_run_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:
-    """`ingest run -v` prints each step's log lines; with the repo's dagster.yaml the same lines
-    are in each run's log (what the UI shows)."""
-    home = tmp_path / "home"
-    home.mkdir()
-    shutil.copyfile(ROOT / "dagster.yaml", home / "dagster.yaml")
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    plans = tmp_path / "plans.yaml"
-    plans.write_text(yaml.safe_dump({"plans": {"default": plan_spec()}}))
-    args = ["run", "-v", "--inbox", str(SAMPLE), "--db", str(tmp_path / "i.duckdb"), "--plans", str(plans)]
-    assert main(args) == 0
-    err = capsys.readouterr().err
-    assert re.search(r"parse: \d+ of \d+ files parsed \(0 failed\) in [\d.]+ s", err), err[-2000:]
-    assert re.search(r"child_chunks default-\w+: \d+ documents chunked", err), err[-2000:]
-    from dagster import DagsterInstance
-
-    with DagsterInstance.get() as instance:
-        messages = [
-            entry.user_message
-            for record in instance.get_run_records()
-            for entry in instance.all_logs(record.dagster_run.run_id)
-        ]
-    assert any(re.search(r"graph_nodes default-\w+: graph records of \d+ documents", m) for m in messages)
