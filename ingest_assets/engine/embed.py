@@ -141,7 +141,7 @@ def embed_children(
             for batch in batches(by_shard[shard], lambda entry: entry[0].document.text_length):
                 yield _batch_work(store, embedding, batch, queued)
 
-    size = sum(item.document.text_length for item, _ in todo)
+    size, started = sum(item.document.text_length for item, _ in todo), time.perf_counter()
     texts = 0
     # A building key serves nobody yet: its documents are promoted together at the step's end,
     # which spares a promotion per batch; a live key's are served batch by batch.
@@ -178,6 +178,8 @@ def embed_children(
             progress.advance(sum(item.document.text_length for item, _ in batch), f"{texts} texts embedded")
     if todo:
         progress.finished(f"{len(todo)} child sets, {texts} texts embedded")
+        # The step's wall time beside the model's own (each result's embedding_seconds).
+        store.record_timing("embed", plan.key, len(todo), size, time.perf_counter() - started)
     return results
 
 
