@@ -13,6 +13,15 @@ Per size and retriever it prints recall within 2,000 characters, the paired diff
 best peer of that size with its 95% bootstrap interval (run.py's arithmetic and seed), and recall
 by corpus; then per variant the mean of the six differences and how many cells are ahead (interval
 above zero). The retrieval and metric code is run.py's own, imported from ``--run``.
+
+``--distinct`` scores every chunker, the peers too (chunked here, the cluster-semantic one
+included), with each chunk whose text repeats an earlier chunk of its corpus left out of the
+index. The finance corpus repeats whole filings (67 of its 97 questions have a reference whose
+text occurs more than once; the reference is always the first occurrence), so a chunker that
+cuts both copies alike indexes two identical chunks with one score, and which of them ranks
+first is up to ``numpy.argpartition``: the later copy wastes the character budget and scores
+nothing. A chunker whose boundaries drift between the copies scores by which copy embeds
+nearer. Leaving the repeats out for every chunker measures the chunkers without that coin.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ _PEERS = (
     "bench RecursiveToken",
     "bench FixedToken",
 )
+_CLUSTER = "bench ClusterSemantic (wordllama)"
 
 
 def _peer(run, env, name: str, size: int, unit: str):
@@ -63,6 +73,8 @@ def _peer(run, env, name: str, size: int, unit: str):
         return run.bench_chunker(env, "recursive", size, unit)
     if name == "bench FixedToken":
         return run.bench_chunker(env, "fixed", size, unit)
+    if name == _CLUSTER:
+        return run.bench_chunker(env, "cluster", size, unit)
     return None
 
 
@@ -72,6 +84,11 @@ def main() -> None:
     ap.add_argument("variants", nargs="+", help="name=expression")
     ap.add_argument("--sizes", default="200 tok,400 tok,800 char")
     ap.add_argument("--run", default=str(RUN), help="path of run.py")
+    ap.add_argument(
+        "--distinct",
+        action="store_true",
+        help="leave out of every index (peers chunked here too) each chunk repeating an earlier one",
+    )
     args = ap.parse_args()
     run = _load_run(Path(args.run))
     sys.path.insert(0, str(ROOT))
@@ -92,6 +109,9 @@ def main() -> None:
         stats: Counter[str] = Counter()
         for corpus, raw in corpora.items():
             pieces = runner(corpus, raw, {})
+            if args.distinct:
+                seen: set[str] = set()
+                pieces = [p for p in pieces if not (p["text"] in seen or seen.add(p["text"]))]
             need = [p for p in pieces if p.get("start") is None]
             for piece, found in zip(need, run.locate(raw, [p["text"] for p in need], stats), strict=True):
                 piece["start"], piece["end"] = found if found else (None, None)
@@ -133,17 +153,20 @@ def main() -> None:
 
     def peers(size: str) -> list[tuple[str, dict]]:
         """The peers of ``size``: from the base run, or chunked and scored here (run.py's peers
-        but the cluster-semantic one) for a size the base run does not hold."""
+        but the cluster-semantic one, and that one too with ``--distinct``) for a size the base
+        run does not hold or with ``--distinct``."""
         if size not in peers_of:
-            stored = [p for p in base["results"] if p["group"] == "peer" and p["size"] == size]
+            stored = [
+                p for p in base["results"] if p["group"] == "peer" and p["size"] == size and not args.distinct
+            ]
             if stored:
                 peers_of[size] = [(p["chunker"], p["retrievers"]) for p in stored]
             else:
                 number, unit = size.split()
                 made = []
-                for name in _PEERS:
+                for name in (*_PEERS, _CLUSTER) if args.distinct else _PEERS:
                     runner = _peer(run, env, name, int(number), unit)
-                    if runner is not None and (unit == "tok" or name != "bench FixedToken"):
+                    if runner is not None and (unit == "tok" or name not in ("bench FixedToken", _CLUSTER)):
                         made.append((name, scores(index(runner))))
                 peers_of[size] = made
         return peers_of[size]

@@ -36,8 +36,10 @@ SPLITTER_VERSION = "6"
 SECTION_PACKER_VERSION = "7"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
-# 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row
-TABLE_RENDERING_VERSION = "3"
+# 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row;
+# 4: empty rows (delimiters only) are part of the next row's piece, so a row group said to be an
+# exact slice holds them (before, the first row group left them out of its text, not its span)
+TABLE_RENDERING_VERSION = "4"
 # How the turn-window chunker packs turns.
 # 2: text chunk ids leave out the version and cover the text (Chunk.id_for)
 TURN_WINDOW_VERSION = "2"

@@ -156,6 +156,9 @@ class TableDrafter:
         # Where the tail a wide row left unrendered starts (its empty cells' delimiters, an outer
         # pipe): the next row's first chunk starts its span there, so the tail stays covered.
         carry: int | None = None
+        # Where a run of empty rows (only delimiters) skipped before this row starts, in the
+        # unit's text: the row's piece holds them, so a chunk said to be an exact slice is one.
+        empty_from: int | None = None
         last = max((i for i, text in enumerate(row_texts) if text.strip()), default=-1)
 
         def close() -> None:
@@ -178,12 +181,16 @@ class TableDrafter:
                 # Only delimiters (an empty row, or in a child the tail of the row before its
                 # parent): it goes with the next row's first chunk, never a chunk of "|".
                 if carry is None and unit.start is not None:
-                    carry = unit.start + row.start
+                    carry, empty_from = unit.start + row.start, row.start
                 continue
+            span_start = row.start
+            if empty_from is not None:
+                span_start = empty_from
+                row_tokens = self.count(unit.text[span_start : row.end])
             room = size - (lead_cost if pending else 0)
             if wide_all or base + row_tokens > room:
                 close()
-                start, carry = carry, None
+                start, carry, empty_from = carry, None, None
                 if header_piece is not None:  # the first chunk's span covers the header it names
                     start, header_piece = header_piece.start, None
                 made, carry = self._wide_row(unit, row, path, header, pending, start, number == last)
@@ -194,9 +201,11 @@ class TableDrafter:
             if group and base + group_tokens + cost > room:
                 close()
                 cost = row_tokens
-            piece = _span_piece(unit, row.start, row.end, path, row_tokens)
-            if carry is not None:  # after a wide row, so this group repeats the header: not exact
-                piece.start, carry = carry, None
+            piece = _span_piece(unit, span_start, row.end, path, row_tokens)
+            if carry is not None and empty_from is None:
+                # After a wide row, so this group repeats the header: not exact.
+                piece.start = carry
+            carry = empty_from = None
             group.append(piece)
             group_tokens += cost
         close()

@@ -196,3 +196,46 @@ def test_rows_with_unrendered_tails_keep_the_leveled_contract(table: tuple[str, 
         child=SectionChunker(chunk_size=size, tokenizer="cl100k_base"),
     )
     check_leveled(chunker, document, chunker.chunk(document))
+
+
+def test_an_empty_row_goes_into_the_exact_slice_of_the_rows_after_it() -> None:
+    """A row of delimiters only ("|  |") is no chunk of its own; the next row's piece holds it,
+    so a row group said to be an exact slice (the first, under its own header) is one."""
+    rows = [f"| k{i} | {' '.join(['value'] * 4)} |" for i in range(12)]
+    rows.insert(2, "|  |  |")
+    text = "\n".join(["| key | value |", "|---|---|", *rows])
+    document = parse_bytes(text.encode(), kind="markdown", source_uri="mem://t.md")
+    chunker = SectionChunker(chunk_size=60, tokenizer="cl100k_base")
+    chunks = chunker.chunk(document)
+    check_flat(chunker, document, chunks, exactly_once=True)
+    first = chunks[0]
+    assert first.metadata["exact_slice"] and len(chunks) > 1
+    assert "|  |  |" in first.text
+    assert first.text == document.text[first.provenance.start : first.provenance.end]
+
+
+@st.composite
+def tables_with_empty_rows(draw: st.DrawFn) -> str:
+    """A Markdown table whose body holds rows of delimiters only, anywhere."""
+    width = draw(st.integers(min_value=1, max_value=4))
+    lines = ["| " + " | ".join(f"c{i}" for i in range(width)) + " |", "|" + "---|" * width]
+    for _ in range(draw(st.integers(min_value=1, max_value=14))):
+        if draw(st.booleans()):
+            lines.append("|" + "  |" * draw(st.integers(min_value=1, max_value=width)))
+        else:
+            lines.append("| " + " | ".join(draw(st.lists(CELL, min_size=width, max_size=width))) + " |")
+    return "\n".join(lines)
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=tables_with_empty_rows(),
+    size=st.integers(min_value=8, max_value=60),
+    tokenizer=st.sampled_from(["cl100k_base", "word", "character"]),
+)
+def test_tables_with_empty_rows_keep_the_contract(text: str, size: int, tokenizer: str) -> None:
+    """Property: chunks of a table with empty rows are exact where they say so, within the
+    budget, and cover the table once."""
+    document = parse_bytes(text.encode(), kind="markdown", source_uri="mem://t.md")
+    chunker = SectionChunker(chunk_size=size * (4 if tokenizer == "character" else 1), tokenizer=tokenizer)
+    check_flat(chunker, document, chunker.chunk(document), exactly_once=True)
