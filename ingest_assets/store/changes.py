@@ -32,7 +32,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from ingest_assets.store.lists import json_list
+from ingest_assets.store.lists import json_list, keys_filter
 from ingest_assets.store.writes import insert
 
 __all__ = [
@@ -222,14 +222,18 @@ def _moved_rows(
         return found
     old = ", ".join(f"o.{c}" for c in _ROW_COLUMNS)
     new = ", ".join(f"n.{c}" for c in _ROW_COLUMNS)
+    # The two sides' rows are read by a filter in the chunks scan (a join on the pairs would
+    # read every stored chunk's columns: 0.35 s of an edit at ten copies of the corpus).
+    keys = sorted({key for pair in pairs for key in pair})
     for old_set, new_set, chunk_id in con.execute(
         "WITH pairs AS (SELECT p[1] AS old_set, p[2] AS new_set "
-        "  FROM (SELECT unnest(?::JSON::VARCHAR[][]) AS p)) "
+        "  FROM (SELECT unnest(?::JSON::VARCHAR[][]) AS p)), "
+        f"rows AS MATERIALIZED (SELECT * FROM chunks WHERE {keys_filter('set_key', len(keys))}) "
         "SELECT pairs.old_set, pairs.new_set, n.id::VARCHAR FROM pairs "
-        "JOIN chunks o ON o.set_key = pairs.old_set "
-        "JOIN chunks n ON n.set_key = pairs.new_set AND n.id = o.id "
+        "JOIN rows o ON o.set_key = pairs.old_set "
+        "JOIN rows n ON n.set_key = pairs.new_set AND n.id = o.id "
         f"WHERE row({old}) IS DISTINCT FROM row({new})",
-        [json.dumps(pairs)],  # pairs of keys: a JSON text, as json_list makes for one list
+        [json.dumps(pairs), json_list(keys)],  # pairs of keys: a JSON text, as json_list makes for one list
     ).fetchall():
         found.setdefault((old_set, new_set), set()).add(chunk_id)
     return found

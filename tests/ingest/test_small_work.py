@@ -1,0 +1,126 @@
+"""Small work stays small: a one-file edit through ``ingest run`` launches the fewest Dagster
+runs Dagster allows, over the edited file's shard alone, and its checks look at what the edit
+wrote (and the rows it points at), whatever else the store holds."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from dagster import DagsterEventType
+
+from ingest_assets.engine import shard_of
+from ingest_assets.store import invariants
+from tests.ingest.conftest import Pipeline
+
+START, END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
+def _edit_one(pipeline: Pipeline) -> Any:
+    """Append a paragraph to one Markdown file of the inbox; returns its shard."""
+    target = sorted(pipeline.inbox.rglob("*.md"))[0]
+    with target.open("a", encoding="utf-8") as handle:
+        handle.write("\n\nOne more paragraph, and nothing else changed.\n")
+    (document_id,) = pipeline.rows("SELECT document_id FROM sources WHERE path = ?", str(target))[0]
+    return shard_of(document_id)
+
+
+def _check_metadata(pipeline: Pipeline, run_id: str) -> dict[str, dict[str, Any]]:
+    """The metadata of each asset check evaluated in ``run_id``, by ``<asset>/<check>``."""
+    found = {}
+    for event in pipeline.instance.all_logs(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION):
+        evaluation = event.dagster_event.event_specific_data  # type: ignore[union-attr]
+        key = evaluation.asset_check_key
+        found[f"{key.asset_key.to_user_string()}/{key.name}"] = {
+            name: value.value for name, value in evaluation.metadata.items()
+        }
+    return found
+
+
+def test_a_one_file_edit_runs_its_shard_once_per_partitions_definition(pipeline: Pipeline) -> None:
+    """Dagster runs one partitions definition per run (documents by shard, chunks by plan and
+    shard), so two runs is the fewest: each over the edited file's shard alone. A no-op
+    launches none."""
+    pipeline.run()
+    assert pipeline.run()["runs"] == 0
+    before = {run.run_id for run in pipeline.instance.get_runs()}
+    shard = _edit_one(pipeline)
+    summary = pipeline.run()
+    runs = [run for run in pipeline.instance.get_runs() if run.run_id not in before]
+    assert summary["runs"] == len(runs) == 2
+    (key,) = summary["plans"]
+    ranges = sorted((run.job_name, run.tags[START], run.tags[END]) for run in runs)
+    assert ranges == [
+        ("chunks_job", f"{key}|{shard}", f"{key}|{shard}"),
+        ("documents_job", shard, shard),
+    ]
+    assert summary["chunker_calls"] == 2  # the edited document's parents and children, no other
+
+
+def test_an_edits_contract_checks_look_at_the_sets_it_wrote(pipeline: Pipeline) -> None:
+    pipeline.run()
+    _edit_one(pipeline)
+    pipeline.run()
+    (latest,) = pipeline.instance.get_runs(limit=1)
+    checks = _check_metadata(pipeline, latest.run_id)
+    # One parent set and the child set cut from it: the edited document's, checked once.
+    assert checks["parent_chunks/contract"]["sets_checked"] == 1
+    assert checks["child_chunks/contract"]["sets_checked"] == 1
+    assert checks["graph_nodes/edges_resolve"]["edges_resolve"] == 0
+    assert invariants.pending_sets(pipeline.store) == []
+
+
+def test_the_rules_given_sets_find_what_the_whole_view_shows_in_them(pipeline: Pipeline) -> None:
+    """Each per-set rule limited to some sets flags exactly the broken rows of those sets,
+    reading the rest of the view only for the ids and parents they name."""
+    pipeline.run()
+    store = pipeline.store
+    child_set, other = (
+        r[0]
+        for r in pipeline.rows(
+            "SELECT set_key FROM staged_members WHERE role = 'child' ORDER BY set_key LIMIT 2"
+        )
+    )
+    parent_set = pipeline.rows(
+        "SELECT based_on FROM staged_members WHERE role = 'child' AND set_key = ?", child_set
+    )[0][0]
+    first, second, third = pipeline.rows(
+        "SELECT id FROM chunks WHERE set_key = ? AND json_extract_string(provenance, '$.kind') = 'text' "
+        "AND coalesce(json_extract(metadata, '$.exact_slice')::BOOLEAN, true) ORDER BY \"index\" LIMIT 3",
+        child_set,
+    )
+    for rule in (
+        lambda keys: invariants.unique_ids(store, 0, keys),
+        lambda keys: invariants.exact_slices(store, 0, set_keys=keys),
+        lambda keys: invariants.no_orphans(store, keys),
+        lambda keys: invariants.parent_covers_children(store, set_keys=keys),
+    ):
+        assert rule([child_set]) == [] and rule([other]) == []
+    with store.transaction() as con:
+        con.execute("INSERT INTO chunks SELECT * FROM chunks WHERE id = ?", [first[0]])
+        con.execute("UPDATE chunks SET text = 'tampered' WHERE id = ?", [second[0]])
+        con.execute("UPDATE chunks SET parent_id = ? WHERE id = ?", [uuid.uuid4(), third[0]])
+        con.execute(
+            "UPDATE chunks SET provenance = json_object('kind', 'text', 'start', 0, 'end', 1000000000) "
+            'WHERE id = (SELECT id FROM chunks WHERE set_key = ? ORDER BY "index" DESC LIMIT 1)',
+            [child_set],
+        )
+    flagged = {
+        "unique_ids": invariants.unique_ids(store, 0, [child_set]),
+        "exact_slices": invariants.exact_slices(store, 0, set_keys=[child_set]),
+        "no_orphans": invariants.no_orphans(store, [child_set]),
+        "parent_covers_children": invariants.parent_covers_children(store, set_keys=[child_set]),
+    }
+    assert flagged == {
+        "unique_ids": invariants.unique_ids(store, 0),
+        "exact_slices": invariants.exact_slices(store, 0),
+        "no_orphans": invariants.no_orphans(store),
+        "parent_covers_children": invariants.parent_covers_children(store),
+    }
+    assert all(flagged.values()), flagged
+    assert str(first[0]) in flagged["unique_ids"][0] and str(second[0]) in " ".join(flagged["exact_slices"])
+    # The other set, and the parents alone, hold nothing broken.
+    assert invariants.unique_ids(store, 0, [other]) == []
+    assert invariants.exact_slices(store, 0, set_keys=[other]) == []
+    assert invariants.unique_ids(store, 1, [parent_set]) == []
+    assert invariants.exact_slices(store, 1, set_keys=[parent_set]) == []
