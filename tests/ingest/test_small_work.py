@@ -11,7 +11,7 @@ from dagster import DagsterEventType
 
 from ingest_assets.engine import shard_of
 from ingest_assets.store import invariants
-from tests.ingest.conftest import Pipeline
+from tests.ingest.conftest import Pipeline, plan_spec
 
 START, END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
@@ -124,3 +124,24 @@ def test_the_rules_given_sets_find_what_the_whole_view_shows_in_them(pipeline: P
     assert invariants.exact_slices(store, 0, set_keys=[other]) == []
     assert invariants.unique_ids(store, 1, [parent_set]) == []
     assert invariants.exact_slices(store, 1, set_keys=[parent_set]) == []
+
+
+def test_the_summary_counts_what_the_views_show(pipeline: Pipeline) -> None:
+    """The summary's view sizes come from the served sets' counts; they are the views' own,
+    with two plans sharing their parents, after an edit and a deletion."""
+    pipeline.write_plans(default=plan_spec(), small=plan_spec(child=100))
+    pipeline.run()
+    _edit_one(pipeline)
+    sorted(pipeline.inbox.rglob("*.md"))[-1].unlink()
+    summary = pipeline.run()
+    views = {
+        name: pipeline.rows(f"SELECT count(*) FROM {view}")[0][0]
+        for name, view in (
+            ("documents", "current_documents"),
+            ("chunks", "current_chunks"),
+            ("graph_nodes", "graph_nodes"),
+            ("failures", "ingest_failures"),
+        )
+    }
+    assert summary["current"] == views
+    assert views["chunks"] > 0 and views["graph_nodes"] > views["chunks"]
