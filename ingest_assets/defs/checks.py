@@ -84,7 +84,9 @@ def child_contract(store: DuckDBStore) -> AssetCheckResult:
 @asset_check(asset=graph_nodes, name="edges_resolve", description="Every edge joins two nodes.")
 def edges_resolve(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
     scope = _run_plan_shards(context)
-    violations = invariants.graph_edges_resolve(store.store(), scope)
+    db = store.store()
+    with db.session():  # one connection for its two reads
+        violations = invariants.graph_edges_resolve(db, scope)
     return _result(
         {"edges_resolve": violations},
         AssetCheckSeverity.ERROR,
@@ -111,7 +113,9 @@ def _run_plan_shards(context: AssetCheckExecutionContext) -> dict[str, list[str]
 )
 def coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
     scope = _run_plan_shards(context)
-    violations = invariants.coverage(store.store(), scope)
+    db = store.store()
+    with db.session():  # one connection for its three reads
+        violations = invariants.coverage(db, scope)
     return _result(
         {"uncovered": violations}, AssetCheckSeverity.ERROR, scope=str(scope or "every building or live plan")
     )
@@ -126,9 +130,11 @@ def vector_coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> 
     scope = _run_plan_shards(context)
     wanted = {plan.key: plan.embedding.key for plan in store.plans() if plan.embedding is not None}
     db = store.store()
-    violations = invariants.vector_coverage(db, wanted, scope)
+    with db.session():  # one connection for every read
+        violations = invariants.vector_coverage(db, wanted, scope)
+        unserved = invariants.unserved(db, scope)
     return _result(
-        {"without_vectors": violations, "not_served": invariants.unserved(db, scope)},
+        {"without_vectors": violations, "not_served": unserved},
         AssetCheckSeverity.ERROR,
         scope=str(scope or "every building or live plan"),
         plans_embedding=len(wanted),
