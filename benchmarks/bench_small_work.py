@@ -40,16 +40,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_incremental import NEW_CHILD, EndToEnd, Workspace
+from benchmarks.bench_incremental import NEW_CHILD, EndToEnd, Workspace, checkout
 from benchmarks.common import ROOT, corpus_files, default_corpus, machine, median, table, write_json
 
-# What a profile's time is split into: label -> a function's (file suffix, line-free name).
+# What a profile's time is split into: label -> (file suffix, the functions' names).
+CHECKS = ("_contract", "edges_resolve", "coverage", "vector_coverage", "parse_failures", "chunk_failures")
 PHASES = {
     "pending check": ("ingest_assets/engine/__init__.py", "pending"),
     "Dagster instance and definitions": ("ingest_assets/defs/launch.py", "__init__"),
     "runs (execute_in_process)": ("ingest_assets/defs/launch.py", "execute"),
     "  of which the steps' work": ("ingest_assets/defs/assets.py", "_materialize"),
-    "  of which the asset checks": ("ingest_assets/defs/checks.py", "_result"),
+    "  of which the asset checks": ("ingest_assets/defs/checks.py", CHECKS),
     "  of which Dagster's event storage": (
         "dagster/_core/instance/methods/event_methods.py",
         "handle_new_event",
@@ -99,9 +100,11 @@ def dagster_runs(home: Path) -> int:
 
 
 class Measured(EndToEnd):
-    """``ingest run`` in a child process, counting the Dagster runs each step launched."""
+    """``ingest run`` in a child process (of the checkout ``code``), counting the Dagster runs
+    each step launched."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, code: Path = ROOT) -> None:
+        self.code = code
         super().__init__(ws)
         self.home = Path(self.env["DAGSTER_HOME"])
 
@@ -124,19 +127,20 @@ class Measured(EndToEnd):
             if file.endswith("ingest_assets/cli/parser.py") and name == "main"
         )
         phases = {"total (profiled)": total, "start-up and imports before main": total - main}
-        for label, (suffix, function) in PHASES.items():
+        for label, (suffix, functions) in PHASES.items():
             phases[label] = sum(
                 ct
                 for (file, _, name), (_, _, _, ct, _) in stats.items()
-                if file.endswith(suffix) and name == function
+                if file.endswith(suffix)
+                and name in ((functions,) if isinstance(functions, str) else functions)
             )
         return {label: round(seconds, 3) for label, seconds in phases.items()}
 
 
-def run_size(corpus: Path, copies: int, repeat: int, profile: bool) -> dict[str, Any]:
+def run_size(corpus: Path, copies: int, repeat: int, profile: bool, code: Path = ROOT) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix=f"bench-small-{copies}-") as tmp:
         ws = CopiedWorkspace(Path(tmp), corpus, copies)
-        system = Measured(ws)
+        system = Measured(ws, code)
         files = len([p for p in ws.inbox.rglob("*") if p.is_file()])
         result: dict[str, Any] = {"copies": copies, "files": files, "load_before": load()}
         result["full"] = system.step()
@@ -212,12 +216,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="break a no-op and an edit down")
     parser.add_argument("--quick", action="store_true", help="data/sample: a smoke test, writes nothing")
     parser.add_argument("--output", default="small_work.json", help="file name under benchmarks/results")
+    parser.add_argument("--baseline", metavar="REV", help="also measure the ingest run of this commit")
     args = parser.parse_args(argv)
     corpus = args.corpus or default_corpus(args.quick)
     copies = args.copies or (2 if args.quick else 3)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     sizes = [run_size(corpus, n, args.repeat, args.profile) for n in (1, copies)]
     text = render(sizes)
+    baseline = None
+    if args.baseline:  # the same sequence with another commit's code (a git worktree of it)
+        folder = Path(tempfile.mkdtemp(prefix="bench-baseline-")) / "code"
+        try:
+            code = checkout(args.baseline, folder)
+            baseline = [run_size(corpus, n, args.repeat, False, code) for n in (1, copies)]
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT, check=False)
+        text += f"\n\nat {args.baseline}\n" + render(baseline)
     print(text)
     report = {
         "benchmark": "small_work",
@@ -226,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": str(corpus),
         "repeat": args.repeat,
         "sizes": sizes,
+        "baseline": args.baseline,
+        "baseline_sizes": baseline,
         "table": text,
     }
     if not args.quick:
