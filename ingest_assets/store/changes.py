@@ -30,8 +30,8 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
+from ingest_assets.store.arrow import ArrowSchema
 from ingest_assets.store.lists import json_list, keys_filter
 from ingest_assets.store.writes import insert
 
@@ -49,15 +49,15 @@ __all__ = [
     "view_sets",
 ]
 
-CHANGES = pa.schema(
+CHANGES = ArrowSchema(
     [
-        ("run_id", pa.string()),
-        ("plan_key", pa.string()),
-        ("chunk_id", pa.string()),
-        ("document_id", pa.string()),
-        ("level", pa.int8()),
-        ("change", pa.string()),
-        ("at", pa.timestamp("us")),
+        ("run_id", "string"),
+        ("plan_key", "string"),
+        ("chunk_id", "string"),
+        ("document_id", "string"),
+        ("level", "int8"),
+        ("change", "string"),
+        ("at", "timestamp"),
     ]
 )
 
