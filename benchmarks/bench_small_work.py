@@ -15,6 +15,9 @@ imports, the Dagster runs: what a user waits for); no-op and edit are the median
 repeats. The table puts x1 and xN side by side with their ratio: small work stays small when
 the ratio stays near 1 (issue 31's target: within 1.2x).
 
+``--baseline REV`` runs the same sequence with the code of commit REV (a git worktree of it),
+each step of the two in turn on their own copies, so both see the same load.
+
 ``--profile`` adds one more no-op and one more edit per size under cProfile and breaks their
 time down (imports, the pending check, Dagster's instance and definitions, each run, the
 summary; within the runs, the steps' own work, the asset checks and Dagster's event storage).
@@ -35,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,35 +141,50 @@ class Measured(EndToEnd):
         return {label: round(seconds, 3) for label, seconds in phases.items()}
 
 
-def run_size(corpus: Path, copies: int, repeat: int, profile: bool, code: Path = ROOT) -> dict[str, Any]:
+def run_size(
+    corpus: Path, copies: int, repeat: int, profile: bool, codes: dict[str, Path]
+) -> dict[str, dict[str, Any]]:
+    """The sequence at one size for each checkout of ``codes`` (label -> folder), each on its
+    own copy, step by step in turn (A, B, A, B, ...): the load this VM's neighbours put on it
+    drifts over minutes, and alternating shares the drift between the two."""
     with tempfile.TemporaryDirectory(prefix=f"bench-small-{copies}-") as tmp:
-        ws = CopiedWorkspace(Path(tmp), corpus, copies)
-        system = Measured(ws, code)
-        files = len([p for p in ws.inbox.rglob("*") if p.is_file()])
-        result: dict[str, Any] = {"copies": copies, "files": files, "load_before": load()}
-        result["full"] = system.step()
-        print(f"  x{copies}: full {result['full']['seconds']} s", file=sys.stderr)
+        systems, results = {}, {}
+        for label, code in codes.items():
+            ws = CopiedWorkspace(Path(tmp) / label, corpus, copies)
+            systems[label] = (ws, Measured(ws, code))
+            files = len([p for p in ws.inbox.rglob("*") if p.is_file()])
+            results[label] = {"copies": copies, "files": files, "load_before": load()}
+
+        def each(step: str, before: Callable[[Workspace], Any] | None = None) -> dict[str, dict[str, Any]]:
+            done = {}
+            for label, (ws, system) in systems.items():
+                if before is not None:
+                    before(ws)
+                done[label] = system.step()
+                print(f"  {label} x{copies}: {step} {done[label]['seconds']} s", file=sys.stderr)
+            return done
+
+        for label, entry in each("full").items():
+            results[label]["full"] = entry
         for step in ("noop", "edit"):
-            runs = []
-            for _ in range(repeat):
-                if step == "edit":
-                    result["edited_file"] = ws.edit_one().name
-                runs.append(system.step())
-                print(f"  x{copies}: {step} {runs[-1]['seconds']} s", file=sys.stderr)
-            result[step] = {
-                **runs[-1],
-                "seconds": round(median([r["seconds"] for r in runs]), 3),
-                "runs_seconds": [r["seconds"] for r in runs],
-            }
+            runs = [each(step, (lambda ws: ws.edit_one()) if step == "edit" else None) for _ in range(repeat)]
+            for label in systems:
+                mine = [r[label] for r in runs]
+                results[label][step] = {
+                    **mine[-1],
+                    "seconds": round(median([r["seconds"] for r in mine]), 3),
+                    "runs_seconds": [r["seconds"] for r in mine],
+                }
         if profile:
-            result["profile"] = {"noop": system.profiled(Path(tmp) / "noop.prof")}
+            label = next(iter(systems))
+            ws, system = systems[label]
+            results[label]["profile"] = {"noop": system.profiled(Path(tmp) / "noop.prof")}
             ws.edit_one()
-            result["profile"]["edit"] = system.profiled(Path(tmp) / "edit.prof")
-        ws.set_child(NEW_CHILD)
-        result["child-size"] = system.step()
-        print(f"  x{copies}: child-size {result['child-size']['seconds']} s", file=sys.stderr)
-        result["load_after"] = load()
-        return result
+            results[label]["profile"]["edit"] = system.profiled(Path(tmp) / "edit.prof")
+        for label, entry in each("child-size", lambda ws: ws.set_child(NEW_CHILD)).items():
+            results[label]["child-size"] = entry
+            results[label]["load_after"] = load()
+        return results
 
 
 def render(sizes: list[dict[str, Any]]) -> str:
@@ -221,17 +240,17 @@ def main(argv: list[str] | None = None) -> int:
     corpus = args.corpus or default_corpus(args.quick)
     copies = args.copies or (2 if args.quick else 3)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    sizes = [run_size(corpus, n, args.repeat, args.profile) for n in (1, copies)]
-    text = render(sizes)
-    baseline = None
-    if args.baseline:  # the same sequence with another commit's code (a git worktree of it)
-        folder = Path(tempfile.mkdtemp(prefix="bench-baseline-")) / "code"
-        try:
-            code = checkout(args.baseline, folder)
-            baseline = [run_size(corpus, n, args.repeat, False, code) for n in (1, copies)]
-        finally:
+    codes = {"this checkout": ROOT}
+    folder = Path(tempfile.mkdtemp(prefix="bench-baseline-")) / "code"
+    try:
+        if args.baseline:  # the same sequence with another commit's code (a git worktree of it)
+            codes[args.baseline] = checkout(args.baseline, folder)
+        by_size = [run_size(corpus, n, args.repeat, args.profile, codes) for n in (1, copies)]
+    finally:
+        if args.baseline:
             subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT, check=False)
-        text += f"\n\nat {args.baseline}\n" + render(baseline)
+    sizes = {label: [size[label] for size in by_size] for label in codes}
+    text = "\n\n".join(f"{label}\n{render(found)}" for label, found in sizes.items())
     print(text)
     report = {
         "benchmark": "small_work",
@@ -239,9 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "corpus": str(corpus),
         "repeat": args.repeat,
-        "sizes": sizes,
         "baseline": args.baseline,
-        "baseline_sizes": baseline,
+        "sizes": sizes,
         "table": text,
     }
     if not args.quick:
