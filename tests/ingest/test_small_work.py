@@ -4,7 +4,12 @@ wrote (and the rows it points at), whatever else the store holds."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 from dagster import DagsterEventType
@@ -14,6 +19,9 @@ from ingest_assets.store import invariants
 from tests.ingest.conftest import Pipeline, plan_spec
 
 START, END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+ROOT = Path(__file__).resolve().parents[2]
+# What a no-op never needs: Dagster, chonkie (with httpx), pyarrow and numpy.
+HEAVY = ("dagster", "chonkie", "httpx", "pyarrow", "numpy")
 
 
 def _edit_one(pipeline: Pipeline) -> Any:
@@ -145,3 +153,22 @@ def test_the_summary_counts_what_the_views_show(pipeline: Pipeline) -> None:
     }
     assert summary["current"] == views
     assert views["chunks"] > 0 and views["graph_nodes"] > views["chunks"]
+
+
+def test_a_noop_loads_none_of_the_heavy_packages(pipeline: Pipeline, tmp_path: Path) -> None:
+    """A no-op ``ingest`` program reads the pending check and prints the summary: it imports
+    neither Dagster nor the packages that only counting, writing or embedding need."""
+    pipeline.run_engine()
+    where = ["--inbox", str(pipeline.inbox), "--db", str(pipeline.db), "--plans", str(pipeline.plans_file)]
+    program = (
+        "import json, sys; from ingest_assets.cli import main; "
+        f"code = main(['run', *{where!r}, '--json']); "
+        f"print(json.dumps({{'code': code, 'loaded': [m for m in {HEAVY!r} if m in sys.modules]}}))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=False
+    )
+    summary, result = (json.loads(line) for line in done.stdout.strip().splitlines()[-2:])
+    assert summary["runs"] == 0 and summary["chunker_calls"] == 0
+    assert result == {"code": 0, "loaded": []}, done.stderr[-2000:]
