@@ -9,14 +9,15 @@ Run from the project root::
 For each size (the corpus copied ``N`` times into ``copyNN/`` folders, so every copy is its own
 set of documents) one workspace goes through the sequence of ``bench_incremental.py`` with the
 same plan: a full run from nothing, then ``--repeat`` no-ops and ``--repeat`` edits (one
-paragraph appended to the same Markdown file each time, the middle one in name order), then the
-child size 256 -> 200. Each step is ``ingest run --json`` in a child process (Python start-up,
+paragraph appended to the same Markdown file each time, the middle one in name order of the
+first copy), then the child size 256 -> 200. The sizes take each step in turn (x1, xN, x1,
+...), so the load other work puts on the VM drifts over both alike. Each step is ``ingest run --json`` in a child process (Python start-up,
 imports, the Dagster runs: what a user waits for); no-op and edit are the medians of their
 repeats. The table puts x1 and xN side by side with their ratio: small work stays small when
 the ratio stays near 1 (issue 31's target: within 1.2x).
 
 ``--baseline REV`` runs the same sequence with the code of commit REV (a git worktree of it),
-each step of the two in turn on their own copies, so both see the same load.
+its steps in turn with this checkout's, on their own copies.
 
 ``--profile`` adds one more no-op and one more edit per size under cProfile and breaks their
 time down (imports, the pending check, Dagster's instance and definitions, each run, the
@@ -124,7 +125,7 @@ class Measured(EndToEnd):
         command = [*profiler, "-m", "ingest_assets.cli", "run", *where, "--json"]
         subprocess.run(command, cwd=self.code, env=self.env, capture_output=True, check=True)
         stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
-        total = max(ct for (_, _, name), (_, _, _, ct, _) in stats.items() if name == "<module>")
+        total = max(ct for (_, _, _, ct, _) in stats.values())  # the program's top frame
         main = sum(
             ct
             for (file, _, name), (_, _, _, ct, _) in stats.items()
@@ -141,50 +142,53 @@ class Measured(EndToEnd):
         return {label: round(seconds, 3) for label, seconds in phases.items()}
 
 
-def run_size(
-    corpus: Path, copies: int, repeat: int, profile: bool, codes: dict[str, Path]
-) -> dict[str, dict[str, Any]]:
-    """The sequence at one size for each checkout of ``codes`` (label -> folder), each on its
-    own copy, step by step in turn (A, B, A, B, ...): the load this VM's neighbours put on it
-    drifts over minutes, and alternating shares the drift between the two."""
-    with tempfile.TemporaryDirectory(prefix=f"bench-small-{copies}-") as tmp:
+def run_sizes(
+    corpus: Path, sizes: list[int], repeat: int, profile: bool, codes: dict[str, Path]
+) -> dict[str, list[dict[str, Any]]]:
+    """The sequence at each of ``sizes`` (copies) for each checkout of ``codes`` (label ->
+    folder), each pair on its own copy, step by step in turn (x1 A, x1 B, x3 A, x3 B, x1 A,
+    ...): the load this VM's neighbours put on it drifts over minutes, and alternating shares
+    the drift between the sizes and checkouts compared. Returns each label's results by size."""
+    with tempfile.TemporaryDirectory(prefix="bench-small-") as tmp:
         systems, results = {}, {}
-        for label, code in codes.items():
-            ws = CopiedWorkspace(Path(tmp) / label, corpus, copies)
-            systems[label] = (ws, Measured(ws, code))
-            files = len([p for p in ws.inbox.rglob("*") if p.is_file()])
-            results[label] = {"copies": copies, "files": files, "load_before": load()}
+        for copies in sizes:
+            for label, code in codes.items():
+                ws = CopiedWorkspace(Path(tmp) / f"{label}-{copies}", corpus, copies)
+                systems[(label, copies)] = (ws, Measured(ws, code))
+                files = len([p for p in ws.inbox.rglob("*") if p.is_file()])
+                results[(label, copies)] = {"copies": copies, "files": files, "load_before": load()}
 
-        def each(step: str, before: Callable[[Workspace], Any] | None = None) -> dict[str, dict[str, Any]]:
+        def each(step: str, before: Callable[[Workspace], Any] | None = None) -> dict[Any, dict[str, Any]]:
             done = {}
-            for label, (ws, system) in systems.items():
+            for (label, copies), (ws, system) in systems.items():
                 if before is not None:
                     before(ws)
-                done[label] = system.step()
-                print(f"  {label} x{copies}: {step} {done[label]['seconds']} s", file=sys.stderr)
+                done[(label, copies)] = system.step()
+                print(f"  {label} x{copies}: {step} {done[(label, copies)]['seconds']} s", file=sys.stderr)
             return done
 
-        for label, entry in each("full").items():
-            results[label]["full"] = entry
+        for key, entry in each("full").items():
+            results[key]["full"] = entry
         for step in ("noop", "edit"):
             runs = [each(step, (lambda ws: ws.edit_one()) if step == "edit" else None) for _ in range(repeat)]
-            for label in systems:
-                mine = [r[label] for r in runs]
-                results[label][step] = {
+            for key in systems:
+                mine = [r[key] for r in runs]
+                results[key][step] = {
                     **mine[-1],
                     "seconds": round(median([r["seconds"] for r in mine]), 3),
                     "runs_seconds": [r["seconds"] for r in mine],
                 }
-        if profile:
-            label = next(iter(systems))
-            ws, system = systems[label]
-            results[label]["profile"] = {"noop": system.profiled(Path(tmp) / "noop.prof")}
-            ws.edit_one()
-            results[label]["profile"]["edit"] = system.profiled(Path(tmp) / "edit.prof")
-        for label, entry in each("child-size", lambda ws: ws.set_child(NEW_CHILD)).items():
-            results[label]["child-size"] = entry
-            results[label]["load_after"] = load()
-        return results
+        if profile:  # this checkout's, at each size
+            for (label, copies), (ws, system) in systems.items():
+                if label == next(iter(codes)):
+                    found = {"noop": system.profiled(Path(tmp) / "noop.prof")}
+                    ws.edit_one()
+                    found["edit"] = system.profiled(Path(tmp) / "edit.prof")
+                    results[(label, copies)]["profile"] = found
+        for key, entry in each("child-size", lambda ws: ws.set_child(NEW_CHILD)).items():
+            results[key]["child-size"] = entry
+            results[key]["load_after"] = load()
+        return {label: [results[(label, copies)] for copies in sizes] for label in codes}
 
 
 def render(sizes: list[dict[str, Any]]) -> str:
@@ -245,11 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.baseline:  # the same sequence with another commit's code (a git worktree of it)
             codes[args.baseline] = checkout(args.baseline, folder)
-        by_size = [run_size(corpus, n, args.repeat, args.profile, codes) for n in (1, copies)]
+        sizes = run_sizes(corpus, [1, copies], args.repeat, args.profile, codes)
     finally:
         if args.baseline:
             subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT, check=False)
-    sizes = {label: [size[label] for size in by_size] for label in codes}
     text = "\n\n".join(f"{label}\n{render(found)}" for label, found in sizes.items())
     print(text)
     report = {
