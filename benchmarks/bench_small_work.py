@@ -11,10 +11,11 @@ set of documents) one workspace goes through the sequence of ``bench_incremental
 same plan: a full run from nothing, then ``--repeat`` no-ops and ``--repeat`` edits (one
 paragraph appended to the same Markdown file each time, the middle one in name order of the
 first copy), then the child size 256 -> 200. The sizes take each step in turn (x1, xN, x1,
-...), so the load other work puts on the VM drifts over both alike. Each step is ``ingest run --json`` in a child process (Python start-up,
-imports, the Dagster runs: what a user waits for); no-op and edit are the medians of their
-repeats. The table puts x1 and xN side by side with their ratio: small work stays small when
-the ratio stays near 1 (issue 31's target: within 1.2x).
+...), so the load other work puts on the VM drifts over both alike. Each step is ``ingest run
+--json`` in a child process (Python start-up, imports, the Dagster runs: what a user waits
+for); no-op and edit are the medians of their repeats. The table puts x1 and xN side by side
+with their ratio: small work stays small when the ratio stays near 1 (issue 31's target: within
+1.2x).
 
 ``--baseline REV`` runs the same sequence with the code of commit REV (a git worktree of it),
 its steps in turn with this checkout's, on their own copies.
