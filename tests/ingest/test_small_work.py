@@ -83,19 +83,27 @@ def test_the_rules_given_sets_find_what_the_whole_view_shows_in_them(pipeline: P
     reading the rest of the view only for the ids and parents they name."""
     pipeline.run()
     store = pipeline.store
-    child_set, other = (
-        r[0]
-        for r in pipeline.rows(
-            "SELECT set_key FROM staged_members WHERE role = 'child' ORDER BY set_key LIMIT 2"
-        )
+    # A child set with four chunks that are exact text slices (set keys follow the tmp paths).
+    text_slices = (
+        "json_extract_string(c.provenance, '$.kind') = 'text' "
+        "AND coalesce(json_extract(c.metadata, '$.exact_slice')::BOOLEAN, true)"
     )
+    (child_set,) = pipeline.rows(
+        "SELECT m.set_key FROM staged_members m JOIN chunks c ON c.set_key = m.set_key "
+        f"WHERE m.role = 'child' AND {text_slices} GROUP BY 1 HAVING count(*) >= 4 ORDER BY 1 LIMIT 1"
+    )[0]
+    (other,) = pipeline.rows(
+        "SELECT set_key FROM staged_members WHERE role = 'child' AND set_key <> ? LIMIT 1", child_set
+    )[0]
     parent_set = pipeline.rows(
         "SELECT based_on FROM staged_members WHERE role = 'child' AND set_key = ?", child_set
     )[0][0]
-    first, second, third = pipeline.rows(
-        "SELECT id FROM chunks WHERE set_key = ? AND json_extract_string(provenance, '$.kind') = 'text' "
-        "AND coalesce(json_extract(metadata, '$.exact_slice')::BOOLEAN, true) ORDER BY \"index\" LIMIT 3",
-        child_set,
+    first, second, third, fourth = (
+        row[0]
+        for row in pipeline.rows(
+            f'SELECT c.id FROM chunks c WHERE c.set_key = ? AND {text_slices} ORDER BY c."index" LIMIT 4',
+            child_set,
+        )
     )
     for rule in (
         lambda keys: invariants.unique_ids(store, 0, keys),
@@ -105,13 +113,13 @@ def test_the_rules_given_sets_find_what_the_whole_view_shows_in_them(pipeline: P
     ):
         assert rule([child_set]) == [] and rule([other]) == []
     with store.transaction() as con:
-        con.execute("INSERT INTO chunks SELECT * FROM chunks WHERE id = ?", [first[0]])
-        con.execute("UPDATE chunks SET text = 'tampered' WHERE id = ?", [second[0]])
-        con.execute("UPDATE chunks SET parent_id = ? WHERE id = ?", [uuid.uuid4(), third[0]])
+        con.execute("INSERT INTO chunks SELECT * FROM chunks WHERE id = ?", [first])
+        con.execute("UPDATE chunks SET text = 'tampered' WHERE id = ?", [second])
+        con.execute("UPDATE chunks SET parent_id = ? WHERE id = ?", [uuid.uuid4(), third])
         con.execute(
             "UPDATE chunks SET provenance = json_object('kind', 'text', 'start', 0, 'end', 1000000000) "
-            'WHERE id = (SELECT id FROM chunks WHERE set_key = ? ORDER BY "index" DESC LIMIT 1)',
-            [child_set],
+            "WHERE id = ?",
+            [fourth],
         )
     flagged = {
         "unique_ids": invariants.unique_ids(store, 0, [child_set]),
@@ -126,7 +134,8 @@ def test_the_rules_given_sets_find_what_the_whole_view_shows_in_them(pipeline: P
         "parent_covers_children": invariants.parent_covers_children(store),
     }
     assert all(flagged.values()), flagged
-    assert str(first[0]) in flagged["unique_ids"][0] and str(second[0]) in " ".join(flagged["exact_slices"])
+    assert str(first) in flagged["unique_ids"][0] and str(second) in " ".join(flagged["exact_slices"])
+    assert str(fourth) in " ".join(flagged["parent_covers_children"])
     # The other set, and the parents alone, hold nothing broken.
     assert invariants.unique_ids(store, 0, [other]) == []
     assert invariants.exact_slices(store, 0, set_keys=[other]) == []
