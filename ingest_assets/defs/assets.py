@@ -70,13 +70,6 @@ def _partitions(context: AssetExecutionContext) -> dict[str | None, dict[str, An
 
 def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) -> MaterializeResult:
     engine = store.engine()
-    # One session for the step and its metadata reads: each read outside one attaches the file
-    # and detaches it again (a checkpoint), 10-20 ms each, four times a step.
-    with engine.store.session():
-        return _materialize_in(context, engine, step)
-
-
-def _materialize_in(context: AssetExecutionContext, engine: Any, step: str) -> MaterializeResult:
     versions: list[str] = []
     for plan_key, keys in _partitions(context).items():
         started = utc_now()

@@ -85,8 +85,7 @@ def child_contract(store: DuckDBStore) -> AssetCheckResult:
 def edges_resolve(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
     scope = _run_plan_shards(context)
     db = store.store()
-    with db.session():  # one connection for its two reads
-        violations = invariants.graph_edges_resolve(db, scope)
+    violations = invariants.graph_edges_resolve(db, scope)
     return _result(
         {"edges_resolve": violations},
         AssetCheckSeverity.ERROR,
@@ -114,8 +113,7 @@ def _run_plan_shards(context: AssetCheckExecutionContext) -> dict[str, list[str]
 def coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
     scope = _run_plan_shards(context)
     db = store.store()
-    with db.session():  # one connection for its three reads
-        violations = invariants.coverage(db, scope)
+    violations = invariants.coverage(db, scope)
     return _result(
         {"uncovered": violations}, AssetCheckSeverity.ERROR, scope=str(scope or "every building or live plan")
     )
@@ -130,9 +128,8 @@ def vector_coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> 
     scope = _run_plan_shards(context)
     wanted = {plan.key: plan.embedding.key for plan in store.plans() if plan.embedding is not None}
     db = store.store()
-    with db.session():  # one connection for every read
-        violations = invariants.vector_coverage(db, wanted, scope)
-        unserved = invariants.unserved(db, scope)
+    violations = invariants.vector_coverage(db, wanted, scope)
+    unserved = invariants.unserved(db, scope)
     return _result(
         {"without_vectors": violations, "not_served": unserved},
         AssetCheckSeverity.ERROR,
