@@ -22,9 +22,8 @@ import threading
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
-
-from chonkie.tokenizer import AutoTokenizer, CharacterTokenizer, TiktokenAutoTokenizer, WordTokenizer
 
 from chunking.errors import TokenizerError
 from chunking.versions import package_version
@@ -142,9 +141,8 @@ def load_tokenizer(name: str) -> Tokenizer:
 def _load(name: str) -> Tokenizer:
     chonkie_version = package_version("chonkie")
     if name in ("character", "word"):
-        kind = CharacterTokenizer if name == "character" else WordTokenizer
         identity = {"name": name, "backend": "chonkie", "chonkie": chonkie_version}
-        return Tokenizer(name, identity, lambda: _from_chonkie(kind()))
+        return Tokenizer(name, identity, lambda: _from_chonkie(name))
     if name in _BPE_NAMES:
         identity = {
             "name": name,
@@ -161,7 +159,13 @@ def _load(name: str) -> Tokenizer:
     )
 
 
-def _from_chonkie(tokenizer: Any) -> _Backend:
+def _from_chonkie(name: str) -> _Backend:
+    # chonkie is imported when a tokenizer first counts, not with this module: its package
+    # import (httpx, numpy; 0.4 s) would land on every command, a no-op `ingest run` included,
+    # that only needs the tokenizers' identities (fingerprints).
+    from chonkie.tokenizer import AutoTokenizer, CharacterTokenizer, WordTokenizer
+
+    tokenizer = CharacterTokenizer() if name == "character" else WordTokenizer()
     wrapped = AutoTokenizer(tokenizer)
     characters = isinstance(tokenizer, CharacterTokenizer)
     # chonkie's character tokenizer counts len(text); call len directly (no wrapper frames).
@@ -181,34 +185,40 @@ def _from_chonkie(tokenizer: Any) -> _Backend:
     )
 
 
-class _CountingTiktoken(TiktokenAutoTokenizer):
-    """chonkie's tiktoken adapter whose counts come from the given exact counter.
+@cache
+def _counting_tiktoken() -> type:
+    """chonkie's tiktoken adapter whose counts come from the given exact counter (the class is
+    made on first use, with chonkie's import; see :func:`_from_chonkie`).
 
     chonkie's splitters only count (``count_tokens``); ``encode``/``decode`` (its last-resort
     token windows) stay tiktoken's, so chonkie and our own code count with the same function.
     """
+    from chonkie.tokenizer import TiktokenAutoTokenizer
 
-    def __new__(cls, encoding: Any, count: Callable[[str], int] | None = None) -> _CountingTiktoken:
-        if isinstance(encoding, _CountingTiktoken):
-            return encoding  # chonkie re-wraps with AutoTokenizer(self); keep the instance
-        return object.__new__(cls)
+    class CountingTiktoken(TiktokenAutoTokenizer):  # type: ignore[misc, valid-type]
+        def __new__(cls, encoding: Any, count: Callable[[str], int] | None = None) -> Any:
+            if isinstance(encoding, cls):
+                return encoding  # chonkie re-wraps with AutoTokenizer(self); keep the instance
+            return object.__new__(cls)
 
-    def __init__(self, encoding: Any, count: Callable[[str], int] | None = None) -> None:
-        # AutoTokenizer(x) returns x as-is, then Python calls __init__(x) again: ignore that.
-        if hasattr(self, "_count"):
-            return
-        super().__init__(encoding)
-        self._count = count
-        # The counter itself as this instance's count_tokens: chonkie calls it once per split,
-        # and a method that only forwards would add a frame to every call.
-        self.count_tokens = count  # type: ignore[method-assign]
+        def __init__(self, encoding: Any, count: Callable[[str], int] | None = None) -> None:
+            # AutoTokenizer(x) returns x as-is, then Python calls __init__(x) again: ignore that.
+            if hasattr(self, "_count"):
+                return
+            super().__init__(encoding)
+            self._count = count
+            # The counter itself as this instance's count_tokens: chonkie calls it once per
+            # split, and a method that only forwards would add a frame to every call.
+            self.count_tokens = count  # type: ignore[method-assign]
 
-    def count_tokens(self, text: str) -> int:
-        return self._count(text)
+        def count_tokens(self, text: str) -> int:
+            return self._count(text)  # type: ignore[misc]
 
-    def count_tokens_batch(self, texts: Sequence[str]) -> Sequence[int]:
-        count = self._count
-        return [count(t) for t in texts]
+        def count_tokens_batch(self, texts: Sequence[str]) -> Sequence[int]:
+            count = self._count
+            return [count(t) for t in texts]  # type: ignore[misc]
+
+    return CountingTiktoken
 
 
 def _rust_tokenizer(name: str) -> Any:
@@ -344,7 +354,7 @@ def _load_bpe(name: str) -> _Backend:
         return [count(t) for t in texts]
 
     return _Backend(
-        chonkie=_CountingTiktoken(encoding, count),
+        chonkie=_counting_tiktoken()(encoding, count),
         count=count,
         count_many=count_many,
         count_capped=count_capped,

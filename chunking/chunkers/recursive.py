@@ -19,7 +19,6 @@ from __future__ import annotations
 import bisect
 from typing import Any, ClassVar, Literal
 
-from chonkie import RecursiveChunker as ChonkieRecursiveChunker
 from pydantic import Field, PrivateAttr
 
 from chunking.chunk import Chunk, PageProvenance, TextProvenance
@@ -60,6 +59,9 @@ class RecursiveChunker(BaseChunker):
     def _chonkie_splitter(self) -> Any:
         """chonkie's splitter, built on first use (it needs the loaded tokenizer)."""
         if self._splitter is None:
+            # Imported here, with the first split: see chunking.tokenizers._from_chonkie.
+            from chonkie import RecursiveChunker as ChonkieRecursiveChunker
+
             # min_characters_per_chunk=1: chonkie's default of 24 glues short splits to
             # neighbours, which is merging, and merging is ours to do under the budget.
             self._splitter = ChonkieRecursiveChunker(

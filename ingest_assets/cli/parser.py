@@ -10,6 +10,7 @@ input, a store or a run that failed exit 1, anything else exits 1 with a request
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from types import ModuleType
 
@@ -45,13 +46,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``ingest`` console script; returns the exit code."""
+    """Entry point of the ``ingest`` console script; returns the exit code.
+
+    Called as the program (``argv`` None: the console script, ``python -m``), it leaves the
+    objects it made to the process's end: the collector's passes over them at exit cost
+    0.4-0.5 s once Dagster is loaded (its definitions, instance and runs), a tenth of a
+    one-file edit. Exit handlers still run.
+    """
     args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     settings: Settings | None = None
     try:
         # The one read of the environment: every command is given these settings.
         settings = Settings.from_env()
-        return int(args.handler(args, settings))
+        code = int(args.handler(args, settings))
+        if argv is None:
+            gc.freeze()
+        return code
     except PlanError as error:
         print(f"ingest: invalid plans: {error}", file=sys.stderr)
         return 2

@@ -115,12 +115,13 @@ def run_pipeline(
             for run in stretches(todo.chunks.get(key, [])):
                 first, last = chunk_partition(key, run[0]), chunk_partition(key, run[-1])
                 run_ids.append(launcher.execute("chunks_job", first, last))
-    return RunSummary.of_runs(
-        view,
-        run_ids,
-        todo,
-        keys,
-        runs=len(run_ids),
-        database=str(settings.database),
-        wall_seconds=round(time.perf_counter() - started, 2),
-    )
+    with view.session():  # one connection for the summary's reads
+        return RunSummary.of_runs(
+            view,
+            run_ids,
+            todo,
+            keys,
+            runs=len(run_ids),
+            database=str(settings.database),
+            wall_seconds=round(time.perf_counter() - started, 2),
+        )

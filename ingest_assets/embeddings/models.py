@@ -23,12 +23,13 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chunking.ids import settings_hash
 from chunking.plans import DEFAULT_EMBEDDING_MODEL
+
+if TYPE_CHECKING:  # numpy comes with a model (a no-op ingest run loads none)
+    import numpy as np
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -248,6 +249,8 @@ class _WordLlama:
         self.dimension = dimension
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         vectors = self._model.embed(list(texts), norm=True, return_np=True)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
 
@@ -262,6 +265,8 @@ class _Chonkie:
         self.dimension = int(self._model.dimension)
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         vectors = self._model.embed_batch(list(texts))
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
 

@@ -18,8 +18,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ingest_assets.embeddings import EmbeddingPlan, embedded_row_text, load_model, text_hash
 from ingest_assets.engine.batching import batches
@@ -41,6 +40,9 @@ from ingest_assets.store.vectors import (
     stored_vectors,
     write_embeddings,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["EMBED_BYTES", "EMBED_TEXTS", "EmbedTask", "embed_children", "embed_texts", "plan_row"]
 
@@ -155,9 +157,10 @@ def embed_children(
                     raise RuntimeError(f"plan {plan.key}: {outcome}")
                 vectors.append(outcome[0])
                 seconds += outcome[1]
-            stacked = (
-                np.concatenate(vectors) if vectors else np.zeros((0, embedding.model.dimension), np.float32)
-            )
+            import numpy as np  # with the model, not with this module (see store/arrow.py)
+
+            empty = (0, embedding.model.dimension)
+            stacked = np.concatenate(vectors) if vectors else np.zeros(empty, np.float32)
             write_embeddings(
                 store,
                 [VectorBatch(model, new, stacked)],

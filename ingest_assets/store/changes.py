@@ -30,9 +30,9 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
-from ingest_assets.store.lists import json_list
+from ingest_assets.store.arrow import ArrowSchema
+from ingest_assets.store.lists import json_list, keys_filter
 from ingest_assets.store.writes import insert
 
 __all__ = [
@@ -49,15 +49,15 @@ __all__ = [
     "view_sets",
 ]
 
-CHANGES = pa.schema(
+CHANGES = ArrowSchema(
     [
-        ("run_id", pa.string()),
-        ("plan_key", pa.string()),
-        ("chunk_id", pa.string()),
-        ("document_id", pa.string()),
-        ("level", pa.int8()),
-        ("change", pa.string()),
-        ("at", pa.timestamp("us")),
+        ("run_id", "string"),
+        ("plan_key", "string"),
+        ("chunk_id", "string"),
+        ("document_id", "string"),
+        ("level", "int8"),
+        ("change", "string"),
+        ("at", "timestamp"),
     ]
 )
 
@@ -203,33 +203,43 @@ def record_moves(
     return len(rows)
 
 
-# A kept id's row moved: it differs in a column ``current_chunks`` shows other than the ids and
-# the version (text and provenance are fixed by a text chunk's id, compared all the same: a page
-# chunk's id does not fix them). The same columns as an export's row digest.
-_ROW_DIFFERS = (
-    'row(o."index", o.text, o.chunker, o.chunker_hash, o.parent_id, o.provenance::VARCHAR, '
-    "o.heading_path, o.content_kind, o.token_count, o.metadata::VARCHAR) IS DISTINCT FROM "
-    'row(n."index", n.text, n.chunker, n.chunker_hash, n.parent_id, n.provenance::VARCHAR, '
-    "n.heading_path, n.content_kind, n.token_count, n.metadata::VARCHAR)"
+# The columns of a chunk row that a kept id can change: every one ``current_chunks`` shows but
+# the ids and the version (text and provenance are fixed by a text chunk's id, compared all the
+# same: a page chunk's id does not fix them). The same columns as an export's row digest.
+_ROW_COLUMNS = (
+    '"index", text, chunker, chunker_hash, parent_id, provenance::VARCHAR, heading_path, '
+    "content_kind, token_count, metadata::VARCHAR"
 )
+
+
+def _moved_rows_sql(keys: int) -> str:
+    """The statement of :func:`_moved_rows` for ``keys`` set keys: the two sides' rows are read
+    by a filter in the chunks scan, since a join on the pairs reads every stored chunk's columns
+    and so costs in proportion to the store, not to the change."""
+    return (
+        "WITH pairs AS (SELECT p[1] AS old_set, p[2] AS new_set "
+        "  FROM (SELECT unnest(?::JSON::VARCHAR[][]) AS p)), "
+        "rows AS MATERIALIZED (SELECT set_key, id, row(" + _ROW_COLUMNS + ") AS content FROM chunks "
+        "  WHERE " + keys_filter("set_key", keys) + ") "
+        "SELECT pairs.old_set, pairs.new_set, n.id::VARCHAR FROM pairs "
+        "JOIN rows o ON o.set_key = pairs.old_set "
+        "JOIN rows n ON n.set_key = pairs.new_set AND n.id = o.id "
+        "WHERE o.content IS DISTINCT FROM n.content"
+    )
 
 
 def _moved_rows(
     con: duckdb.DuckDBPyConnection, pairs: list[tuple[str, str]]
 ) -> dict[tuple[str, str], set[str]]:
-    """For each (old set, new set), the ids both hold whose rows differ (:data:`_ROW_DIFFERS`)."""
+    """For each (old set, new set), the ids both hold whose rows differ in :data:`_ROW_COLUMNS`."""
     found: dict[tuple[str, str], set[str]] = {}
     pairs = sorted({pair for pair in pairs if pair[0] != pair[1]})
     if not pairs:
         return found
+    keys = sorted({key for pair in pairs for key in pair})
     for old_set, new_set, chunk_id in con.execute(
-        "WITH pairs AS (SELECT p[1] AS old_set, p[2] AS new_set "
-        "  FROM (SELECT unnest(?::JSON::VARCHAR[][]) AS p)) "
-        "SELECT pairs.old_set, pairs.new_set, n.id::VARCHAR FROM pairs "
-        "JOIN chunks o ON o.set_key = pairs.old_set "
-        "JOIN chunks n ON n.set_key = pairs.new_set AND n.id = o.id "
-        f"WHERE {_ROW_DIFFERS}",
-        [json.dumps(pairs)],  # pairs of keys: a JSON text, as json_list makes for one list
+        _moved_rows_sql(len(keys)),
+        [json.dumps(pairs), json_list(keys)],  # pairs of keys: a JSON text, as json_list makes for one list
     ).fetchall():
         found.setdefault((old_set, new_set), set()).add(chunk_id)
     return found

@@ -7,10 +7,11 @@ naming the plan, document and chunk, capped so a broken store cannot flood the U
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ingest_assets.store.connection import retried
-from ingest_assets.store.lists import json_list
+from ingest_assets.store.lists import json_list, keys_filter
 from ingest_assets.store.store import IngestStore
 
 __all__ = [
@@ -45,11 +46,36 @@ _EDGES = (
 _PENDING = "AND m.set_key NOT IN (SELECT set_key FROM verified_sets)"
 
 
-def _chunks_sql(columns: str, level: int, pending_only: bool, extra: str = "") -> str:
-    """Current chunks of one level (with their set), optionally only from unverified sets."""
+def _keys_filter(column: str, keys: Sequence[str]) -> str:
+    return keys_filter(column, len(keys))
+
+
+def _chunks_sql(
+    columns: str, level: int, pending_only: bool, extra: str = "", *, set_keys: Sequence[str] | None = None
+) -> str:
+    """Current chunks of one level (with their set), optionally only from unverified sets, or
+    only from ``set_keys`` (the statement's first parameter: ``_given(set_keys)``)."""
+    source, pending = "chunks", _PENDING if pending_only else ""
+    if set_keys is not None:
+        source, pending = f"(SELECT * FROM chunks WHERE {_keys_filter('set_key', set_keys)})", ""
     return (
-        f"SELECT {columns} FROM staged_members m JOIN chunks c ON c.set_key = m.set_key "
-        f"WHERE m.role = '{_ROLE[level]}' {_PENDING if pending_only else ''} {extra}"
+        f"SELECT {columns} FROM staged_members m JOIN {source} c ON c.set_key = m.set_key "
+        f"WHERE m.role = '{_ROLE[level]}' {pending} {extra}"
+    )
+
+
+def _given(set_keys: Sequence[str] | None) -> list[Any]:
+    """The leading statement parameter of a check limited to ``set_keys`` (none: every set)."""
+    return [] if set_keys is None else [json_list(sorted(set_keys))]
+
+
+def _staged_by_id(level: int, ids: str) -> str:
+    """The current chunks of ``level`` (plan, id, level, document) whose id is among ``ids`` (a
+    subquery): a lookup that reads a few narrow columns of every chunk, never the text."""
+    return (
+        "(SELECT m.plan_key, c.id, c.level, c.document_id FROM (SELECT set_key, id, level, document_id "
+        f"FROM chunks WHERE level = {int(level)} AND id IN ({ids})) c "
+        f"JOIN staged_members m ON m.set_key = c.set_key AND m.role = '{_ROLE[level]}')"
     )
 
 
@@ -81,25 +107,39 @@ def mark_verified(store: IngestStore, set_keys: list[str]) -> None:
         )
 
 
-def unique_ids(store: IngestStore, level: int) -> list[str]:
-    """No chunk id appears twice in one plan's current view at ``level``."""
-    rows = store.query(
-        "SELECT plan_key, id, count(*) FROM " + _CHUNKS + " WHERE level = ? "
-        "GROUP BY ALL HAVING count(*) > 1 LIMIT ?",
-        [level, LIMIT],
-    )
+def unique_ids(store: IngestStore, level: int, set_keys: Sequence[str] | None = None) -> list[str]:
+    """No chunk id appears twice in one plan's current view at ``level`` (given ``set_keys``:
+    no id of those sets' chunks does; the rest of the view is read for those ids alone)."""
+    if set_keys is None:
+        rows = store.query(
+            "SELECT plan_key, id, count(*) FROM " + _CHUNKS + " WHERE level = ? "
+            "GROUP BY ALL HAVING count(*) > 1 LIMIT ?",
+            [level, LIMIT],
+        )
+    else:
+        fresh = _chunks_sql("c.id", level, False, set_keys=set_keys)
+        rows = store.query(
+            "SELECT plan_key, id, count(*) FROM " + _staged_by_id(level, fresh) + " "
+            "GROUP BY ALL HAVING count(*) > 1 LIMIT ?",
+            [*_given(set_keys), LIMIT],
+        )
     return [f"{plan}: chunk {chunk_id} appears {n} times" for plan, chunk_id, n in rows]
 
 
-def exact_slices(store: IngestStore, level: int, *, pending_only: bool = False) -> list[str]:
-    """A text chunk's text equals the document text at its offsets (unless it says it is not a slice)."""
+def exact_slices(
+    store: IngestStore, level: int, *, pending_only: bool = False, set_keys: Sequence[str] | None = None
+) -> list[str]:
+    """A text chunk's text equals the document text at its offsets (unless it says it is not a
+    slice); of every current set, the unverified ones (``pending_only``) or ``set_keys``."""
     rows = store.query(
         _chunks_sql(
             "m.plan_key, c.id, c.text, c.provenance, c.metadata, c.document_id, c.version_id",
             level,
             pending_only,
             "AND json_extract_string(c.provenance, '$.kind') = 'text'",
-        )
+            set_keys=set_keys,
+        ),
+        _given(set_keys),
     )
     by_document: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
     for row in rows:
@@ -123,12 +163,15 @@ def exact_slices(store: IngestStore, level: int, *, pending_only: bool = False) 
     return bad
 
 
-def budgets(store: IngestStore, level: int, *, pending_only: bool = False) -> list[str]:
+def budgets(
+    store: IngestStore, level: int, *, pending_only: bool = False, set_keys: Sequence[str] | None = None
+) -> list[str]:
     """Every chunk is within the budget of the chunker that made it.
 
     The budget is the chunker's ``size``/``chunk_size``, measured on ``token_count``; a turn
     window measures its turns alone (``turn_tokens``), and a chunk a turn-window's fallback made
-    (``turn-window:<strategy>``) is held to the fallback's budget.
+    (``turn-window:<strategy>``) is held to the fallback's budget. Of every current set, the
+    unverified ones (``pending_only``) or ``set_keys``.
     """
     plans = dict(store.query("SELECT plan_key, settings FROM plan_status WHERE state <> 'retired'"))
     chunkers: dict[tuple[str, str], dict[str, Any]] = {}
@@ -142,7 +185,9 @@ def budgets(store: IngestStore, level: int, *, pending_only: bool = False) -> li
             "json_extract(c.metadata, '$.turn_tokens')::BIGINT",
             level,
             pending_only,
-        )
+            set_keys=set_keys,
+        ),
+        _given(set_keys),
     )
     bad = []
     for plan, chunk_id, chunker, fingerprint, tokens, turn_tokens in rows:
@@ -172,19 +217,35 @@ def _budget(settings: dict[str, Any]) -> int:
     return int(settings.get("size") or settings.get("chunk_size") or 0) or 1 << 62
 
 
-def no_orphans(store: IngestStore) -> list[str]:
-    """Every current child's parent is a current parent of the same plan and document."""
+def no_orphans(store: IngestStore, set_keys: Sequence[str] | None = None) -> list[str]:
+    """Every current child's parent (of the child sets ``set_keys``, else of every one) is a
+    current parent of the same plan and document."""
+    children, parents = _CHUNKS, _CHUNKS
+    if set_keys is not None:  # the given children, and the current parents they name
+        children = "(" + _chunks_sql("m.plan_key, c.*", 0, False, set_keys=set_keys) + ")"
+        named = _chunks_sql("c.parent_id", 0, False, set_keys=set_keys)
+        parents = _staged_by_id(1, named)
+    # Fragments of this module's SQL, joined: the keys are bound parameters.
     rows = store.query(
-        f"SELECT c.plan_key, c.id, c.parent_id FROM {_CHUNKS} c "
-        f"LEFT JOIN {_CHUNKS} p ON p.plan_key = c.plan_key AND p.id = c.parent_id AND p.level = 1 "
+        "SELECT c.plan_key, c.id, c.parent_id FROM " + children + " c "
+        "LEFT JOIN " + parents + " p ON p.plan_key = c.plan_key AND p.id = c.parent_id AND p.level = 1 "
         "AND p.document_id = c.document_id WHERE c.level = 0 AND p.id IS NULL LIMIT ?",
-        [LIMIT],
+        [*_given(set_keys), *_given(set_keys), LIMIT],
     )
     return [f"{plan}: child {chunk_id} points at missing parent {parent}" for plan, chunk_id, parent in rows]
 
 
-def parent_covers_children(store: IngestStore, *, pending_only: bool = False) -> list[str]:
-    """A text child's span lies inside its parent's span."""
+def parent_covers_children(
+    store: IngestStore, *, pending_only: bool = False, set_keys: Sequence[str] | None = None
+) -> list[str]:
+    """A text child's span lies inside its parent's span; of every current child set, the
+    unverified ones (``pending_only``) or ``set_keys``."""
+    parents, params = _CHUNKS, _given(set_keys)
+    if set_keys is not None:  # the parent sets the given children were cut from, and no other
+        named = _chunks_sql("DISTINCT m.based_on", 0, False, set_keys=set_keys)
+        cut_from = sorted(key for (key,) in store.query(named, params))
+        parents = "(" + _chunks_sql("m.plan_key, c.*", 1, False, set_keys=cut_from) + ")"
+        params = [*params, *_given(cut_from)]
     rows = store.query(
         _chunks_sql(
             "m.plan_key, c.id, c.provenance, p.provenance",
@@ -192,11 +253,14 @@ def parent_covers_children(store: IngestStore, *, pending_only: bool = False) ->
             pending_only,
             "AND json_extract_string(c.provenance, '$.kind') = 'text' "
             "AND json_extract_string(p.provenance, '$.kind') = 'text'",
+            set_keys=set_keys,
         ).replace(
-            "WHERE",
-            f"JOIN {_CHUNKS} p ON p.plan_key = m.plan_key AND p.id = c.parent_id AND p.level = 1 WHERE",
+            "WHERE m.role",
+            f"JOIN {parents} p ON p.plan_key = m.plan_key AND p.id = c.parent_id AND p.level = 1 "
+            "WHERE m.role",
             1,
-        )
+        ),
+        params,
     )
     bad = []
     for plan, chunk_id, child, parent in rows:
@@ -208,21 +272,45 @@ def parent_covers_children(store: IngestStore, *, pending_only: bool = False) ->
     return bad[:LIMIT]
 
 
-def graph_edges_resolve(store: IngestStore) -> list[str]:
-    """Every graph edge joins two graph nodes of the same plan."""
+def graph_edges_resolve(store: IngestStore, plan_shards: dict[str, list[str]] | None = None) -> list[str]:
+    """Every graph edge (of ``plan_shards``: plan key -> shards, else of every building or live
+    plan) joins two graph nodes of the same plan."""
     # The node ids of the current graph sets, as graph_nodes has them, without that view's join
     # of each node's text (an OR join that DuckDB 1.5 runs as a nested loop: minutes on a
     # 200k-row table).
+    edges, params, named = _EDGES, [], ""
+    if plan_shards is not None:  # the partitions' graph sets' edges; nodes looked up by id alone
+        graph_sets = [
+            key
+            for (key,) in store.query(
+                "SELECT m.set_key FROM staged_members m JOIN current_documents d USING (document_id) "
+                "WHERE m.role = 'graph' AND list_contains(?::JSON::VARCHAR[], m.plan_key || '|' || d.shard)",
+                [_partitions(plan_shards)],
+            )
+        ]
+        edges = (
+            "(SELECT m.plan_key, e.* FROM staged_members m JOIN (SELECT * FROM graph_edge_rows "
+            f"WHERE {_keys_filter('set_key', graph_sets)}) e ON e.set_key = m.set_key WHERE m.role = 'graph')"
+        )
+        params = _given(graph_sets)
+        named = "AND n.id IN (SELECT source_id FROM edges UNION ALL SELECT target_id FROM edges)"
     rows = store.query(
-        "WITH nodes AS (SELECT m.plan_key, n.id FROM staged_members m "
-        "  JOIN graph_node_rows n ON n.set_key = m.set_key WHERE m.role = 'graph') "
-        f"SELECT e.plan_key, e.type, e.source_id, e.target_id FROM {_EDGES} e "
+        "WITH edges AS (SELECT * FROM " + edges + "), "
+        "nodes AS (SELECT m.plan_key, n.id FROM staged_members m JOIN "
+        "  (SELECT set_key, id FROM graph_node_rows n WHERE TRUE " + named + ") n "
+        "  ON n.set_key = m.set_key WHERE m.role = 'graph') "
+        "SELECT e.plan_key, e.type, e.source_id, e.target_id FROM edges e "
         "LEFT JOIN nodes s ON s.plan_key = e.plan_key AND s.id = e.source_id "
         "LEFT JOIN nodes t ON t.plan_key = e.plan_key AND t.id = e.target_id "
         "WHERE s.id IS NULL OR t.id IS NULL LIMIT ?",
-        [LIMIT],
+        [*params, LIMIT],
     )
     return [f"{plan}: {kind} edge {a} -> {b} has a missing end" for plan, kind, a, b in rows]
+
+
+def _partitions(plan_shards: dict[str, list[str]]) -> str:
+    """``plan_shards`` as the JSON list of its ``<plan key>|<shard>`` partitions."""
+    return json_list(f"{plan}|{shard}" for plan, shards in sorted(plan_shards.items()) for shard in shards)
 
 
 def coverage(store: IngestStore, plan_shards: dict[str, list[str]] | None = None) -> list[str]:

@@ -19,9 +19,25 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-__all__ = ["json_list"]
+__all__ = ["SCAN_FILTER_KEYS", "json_list", "keys_filter"]
 
 
 def json_list(values: Iterable[object]) -> str:
     """``values`` (strings, UUIDs: anything whose ``str`` is the key) as one JSON array text."""
     return json.dumps([str(value) for value in values])
+
+
+# Up to this many keys, a key list filters a table in its scan (``list_contains``: only the
+# rows it keeps are read in full, but each row is compared with every key); beyond, a
+# semi-join (which reads the projected columns of every row, whatever the list). At ten
+# copies of the corpus the scan filter reads one set's chunks in 1.5 ms, a semi-join in 90 ms;
+# at 3,000 keys both take about 150 ms.
+SCAN_FILTER_KEYS = 256
+
+
+def keys_filter(column: str, count: int, cast: str = "VARCHAR") -> str:
+    """The condition that ``column`` is one of ``count`` keys given as one ``json_list``
+    parameter, in the form that reads least for that many keys."""
+    if count <= SCAN_FILTER_KEYS:
+        return f"list_contains(?::JSON::{cast}[], {column})"
+    return f"{column} IN (SELECT unnest(?::JSON::{cast}[]))"

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 from uuid import UUID
 
-import pyarrow as pa
+from ingest_assets.store.arrow import ArrowSchema
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -227,124 +227,124 @@ SUMMARY_COLUMNS = "s.chunk_count, s.token_total, s.tokens_counted, s.tokens_min,
 
 # ---------------------------------------------------------------- Arrow schemas of the tables
 
-_UUID = pa.string()  # UUIDs travel as text and DuckDB casts them on insert.
-SOURCES = pa.schema(
+_UUID = "string"  # UUIDs travel as text and DuckDB casts them on insert.
+SOURCES = ArrowSchema(
     [
-        ("uri", pa.string()),
-        ("path", pa.string()),
+        ("uri", "string"),
+        ("path", "string"),
         ("document_id", _UUID),
-        ("shard", pa.string()),
-        ("content_hash", pa.string()),
-        ("size", pa.int64()),
-        ("mtime_ns", pa.int64()),
-        ("deleted", pa.bool_()),
-        ("parse_key", pa.string()),
+        ("shard", "string"),
+        ("content_hash", "string"),
+        ("size", "int64"),
+        ("mtime_ns", "int64"),
+        ("deleted", "bool"),
+        ("parse_key", "string"),
         ("version_id", _UUID),
-        ("ctime_ns", pa.int64()),
-        ("inode", pa.int64()),
-        ("hashed_at_ns", pa.int64()),
-        ("updated_at", pa.timestamp("us")),
+        ("ctime_ns", "int64"),
+        ("inode", "int64"),
+        ("hashed_at_ns", "int64"),
+        ("updated_at", "timestamp"),
     ]
 )
-DOCUMENTS = pa.schema(
+DOCUMENTS = ArrowSchema(
     [
         ("document_id", _UUID),
         ("version_id", _UUID),
-        ("source_uri", pa.string()),
-        ("kind", pa.string()),
-        ("title", pa.string()),
-        ("text_length", pa.int64()),
-        ("parsed_at", pa.timestamp("us")),
+        ("source_uri", "string"),
+        ("kind", "string"),
+        ("title", "string"),
+        ("text_length", "int64"),
+        ("parsed_at", "timestamp"),
     ]
 )
-BODY_PARTS = pa.schema(
-    [("document_id", _UUID), ("version_id", _UUID), ("part", pa.int32()), ("bytes", pa.binary())]
+BODY_PARTS = ArrowSchema(
+    [("document_id", _UUID), ("version_id", _UUID), ("part", "int32"), ("bytes", "binary")]
 )
-CHUNK_SETS = pa.schema(
+CHUNK_SETS = ArrowSchema(
     [
-        ("set_key", pa.string()),
+        ("set_key", "string"),
         ("document_id", _UUID),
         ("version_id", _UUID),
-        ("level", pa.int8()),
-        ("fingerprint", pa.string()),
-        ("parent_fingerprint", pa.string()),
-        ("chunk_count", pa.int32()),
-        ("token_total", pa.int64()),
-        ("tokens_counted", pa.int32()),
-        ("tokens_min", pa.int32()),
-        ("tokens_max", pa.int32()),
-        ("created_at", pa.timestamp("us")),
-        ("preview", pa.string()),
+        ("level", "int8"),
+        ("fingerprint", "string"),
+        ("parent_fingerprint", "string"),
+        ("chunk_count", "int32"),
+        ("token_total", "int64"),
+        ("tokens_counted", "int32"),
+        ("tokens_min", "int32"),
+        ("tokens_max", "int32"),
+        ("created_at", "timestamp"),
+        ("preview", "string"),
     ]
 )
-CHUNKS = pa.schema(
+CHUNKS = ArrowSchema(
     [
-        ("set_key", pa.string()),
+        ("set_key", "string"),
         ("id", _UUID),
         ("document_id", _UUID),
         ("version_id", _UUID),
-        ("level", pa.int8()),
-        ("index", pa.int32()),
-        ("text", pa.string()),
-        ("chunker", pa.string()),
-        ("chunker_hash", pa.string()),
+        ("level", "int8"),
+        ("index", "int32"),
+        ("text", "string"),
+        ("chunker", "string"),
+        ("chunker_hash", "string"),
         ("parent_id", _UUID),
-        ("provenance", pa.string()),
-        ("heading_path", pa.list_(pa.string())),
-        ("content_kind", pa.string()),
-        ("token_count", pa.int32()),
-        ("metadata", pa.string()),
-        ("created_at", pa.timestamp("us")),
+        ("provenance", "string"),
+        ("heading_path", "list<string>"),
+        ("content_kind", "string"),
+        ("token_count", "int32"),
+        ("metadata", "string"),
+        ("created_at", "timestamp"),
     ]
 )
 # The columns of a chunk row, in table order.
-CHUNK_COLUMNS: tuple[str, ...] = tuple(CHUNKS.names)
-MEMBERS = pa.schema(
+CHUNK_COLUMNS: tuple[str, ...] = CHUNKS.names
+MEMBERS = ArrowSchema(
     [
-        ("plan_key", pa.string()),
+        ("plan_key", "string"),
         ("document_id", _UUID),
-        ("role", pa.string()),
-        ("set_key", pa.string()),
+        ("role", "string"),
+        ("set_key", "string"),
         ("version_id", _UUID),
-        ("based_on", pa.string()),
-        ("updated_at", pa.timestamp("us")),
+        ("based_on", "string"),
+        ("updated_at", "timestamp"),
     ]
 )
-PROMOTIONS = pa.schema(
+PROMOTIONS = ArrowSchema(
     [
-        ("plan_key", pa.string()),
+        ("plan_key", "string"),
         ("document_id", _UUID),
         ("version_id", _UUID),
-        ("parent_set", pa.string()),
-        ("child_set", pa.string()),
-        ("graph_set", pa.string()),
-        ("embedding", pa.string()),
-        ("seq", pa.int64()),
-        ("run_id", pa.string()),
-        ("at", pa.timestamp("us")),
+        ("parent_set", "string"),
+        ("child_set", "string"),
+        ("graph_set", "string"),
+        ("embedding", "string"),
+        ("seq", "int64"),
+        ("run_id", "string"),
+        ("at", "timestamp"),
     ]
 )
-GRAPH_SETS = pa.schema(
+GRAPH_SETS = ArrowSchema(
     [
-        ("set_key", pa.string()),
+        ("set_key", "string"),
         ("document_id", _UUID),
         ("version_id", _UUID),
-        ("parent_set_key", pa.string()),
-        ("child_set_key", pa.string()),
-        ("node_count", pa.int32()),
-        ("edge_count", pa.int32()),
-        ("created_at", pa.timestamp("us")),
+        ("parent_set_key", "string"),
+        ("child_set_key", "string"),
+        ("node_count", "int32"),
+        ("edge_count", "int32"),
+        ("created_at", "timestamp"),
     ]
 )
-GRAPH_NODES = pa.schema(
-    [("set_key", pa.string()), ("id", pa.string()), ("label", pa.string()), ("properties", pa.string())]
+GRAPH_NODES = ArrowSchema(
+    [("set_key", "string"), ("id", "string"), ("label", "string"), ("properties", "string")]
 )
-GRAPH_EDGES = pa.schema(
+GRAPH_EDGES = ArrowSchema(
     [
-        ("set_key", pa.string()),
-        ("source_id", pa.string()),
-        ("target_id", pa.string()),
-        ("type", pa.string()),
-        ("properties", pa.string()),
+        ("set_key", "string"),
+        ("source_id", "string"),
+        ("target_id", "string"),
+        ("type", "string"),
+        ("properties", "string"),
     ]
 )

@@ -12,15 +12,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
-
+from ingest_assets.store.arrow import ArrowSchema, arrow_table
 from ingest_assets.store.connection import retried
 from ingest_assets.store.lists import json_list
 from ingest_assets.store.rows import utc_now
 from ingest_assets.store.store import IngestStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "PlanEmbeddingRow",
@@ -34,20 +35,20 @@ __all__ = [
     "write_embeddings",
 ]
 
-_VECTORS = pa.schema(
+_VECTORS = ArrowSchema(
     [
-        ("text_hash", pa.string()),
-        ("model", pa.string()),
-        ("vector", pa.list_(pa.float32())),
-        ("created_at", pa.timestamp("us")),
+        ("text_hash", "string"),
+        ("model", "string"),
+        ("vector", "list<float32>"),
+        ("created_at", "timestamp"),
     ]
 )
-_CHUNK_TEXTS = pa.schema(
+_CHUNK_TEXTS = ArrowSchema(
     [
-        ("set_key", pa.string()),
-        ("text_mode", pa.string()),
-        ("chunk_id", pa.string()),
-        ("text_hash", pa.string()),
+        ("set_key", "string"),
+        ("text_mode", "string"),
+        ("chunk_id", "string"),
+        ("text_hash", "string"),
     ]
 )
 
@@ -179,7 +180,10 @@ def stored_vectors(store: IngestStore, hashes: Iterable[str], model: str) -> set
     return _keys_present(store, _STORED_VECTORS, hashes, model)
 
 
-def _vector_table(batch: VectorBatch) -> pa.Table:
+def _vector_table(batch: VectorBatch) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
     rows, dimension = batch.vectors.shape
     flat = pa.array(np.ascontiguousarray(batch.vectors, dtype=np.float32).reshape(-1), type=pa.float32())
     offsets = pa.array(np.arange(0, (rows + 1) * dimension, dimension, dtype=np.int32))
@@ -190,7 +194,7 @@ def _vector_table(batch: VectorBatch) -> pa.Table:
             "vector": pa.ListArray.from_arrays(offsets, flat),
             "created_at": pa.array([utc_now()] * rows, type=pa.timestamp("us")),
         },
-        schema=_VECTORS,
+        schema=_VECTORS.arrow,
     )
 
 
@@ -229,7 +233,7 @@ def write_embeddings(
             for c, h in zip(t.chunk_ids, t.hashes, strict=True)
         ]
         if rows:
-            _texts = pa.Table.from_pylist(rows, schema=_CHUNK_TEXTS)
+            _texts = arrow_table(rows, _CHUNK_TEXTS)
             con.execute(
                 "INSERT INTO chunk_texts SELECT b.set_key, b.text_mode, b.chunk_id::UUID, b.text_hash "
                 "FROM _texts b WHERE NOT EXISTS (SELECT 1 FROM chunk_texts t WHERE t.set_key = b.set_key "

@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
+from ingest_assets.store.arrow import ArrowSchema, arrow_table
 from ingest_assets.store.lists import json_list
 from ingest_assets.store.rows import (
     MEMBERS,
@@ -169,7 +169,7 @@ def member_rows(members: Sequence[MemberWrite], now: datetime) -> list[dict[str,
 
 
 def insert(
-    con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]], schema: pa.Schema
+    con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]], schema: ArrowSchema
 ) -> None:
     """Insert ``rows`` through one Arrow table, or a handful as one VALUES list of bound
     parameters; an empty batch is a no-op. ``table`` and ``schema`` are this package's, never input."""
@@ -185,7 +185,7 @@ def insert(
             [row.get(name) for row in rows for name in schema.names],
         )
         return
-    _batch = pa.Table.from_pylist(list(rows), schema=schema)  # read by name in the SQL below
+    _batch = arrow_table(rows, schema)  # read by name in the SQL below
     # DuckDB finds the local Arrow table by its name (a replacement scan): cheaper than
     # registering and unregistering a view for each of many small writes.
     con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _batch")
@@ -203,7 +203,7 @@ def stored_keys(con: duckdb.DuckDBPyConnection, table: str, keys: Sequence[str])
 
 _UUID_COLUMNS = frozenset({"document_id", "version_id"})
 # Per superseded table: its key columns and the schema of its rows (without ``seq``).
-_SUPERSEDED: dict[str, tuple[tuple[str, ...], pa.Schema]] = {
+_SUPERSEDED: dict[str, tuple[tuple[str, ...], ArrowSchema]] = {
     "member_rows": (("plan_key", "document_id", "role"), MEMBERS),
     "source_rows": (("uri",), SOURCES),
 }
@@ -224,7 +224,7 @@ def supersede(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[st
     keys = [tuple(str(row[c]) for c in key_columns) for row in rows]
     if len(set(keys)) != len(keys):
         raise ValueError(f"{table}: rows with the same key in one write")
-    _batch = pa.Table.from_pylist(list(rows), schema=schema)  # read by name below
+    _batch = arrow_table(rows, schema)  # read by name below
     columns = ", ".join(f'"{name}"' for name in schema.names)
     # Ids travel as text (see rows._UUID): cast them so keys compare with the stored UUIDs.
     typed_columns = ", ".join(
