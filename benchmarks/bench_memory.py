@@ -10,8 +10,8 @@ Each measurement is a fresh child process on a fresh DuckDB file and DAGSTER_HOM
 main process's peak comes from ``os.wait4`` (``ru_maxrss``). The copies get
 distinct file names (``copy03-<name>``), so every copy is a separate document. With worker
 processes (``INGEST_WORKERS``), the figure is the peak of the whole process tree (the sum of
-resident memory, sampled every 20 ms), next to the main process's own. The target
-(issue 6): the peak on ten times the corpus is at most 1.5x the peak on the corpus. Results go to
+resident memory, sampled every 20 ms), next to the main process's own. The target:
+the peak on ten times the corpus is at most 1.5x the peak on the corpus. Results go to
 ``benchmarks/results/memory.json``.
 """
 

@@ -2,7 +2,7 @@
 
 Run from the project root::
 
-    python benchmarks/bench_small_work.py --copies 3             # x1 and x3 (the issue's figures)
+    python benchmarks/bench_small_work.py --copies 3             # x1 and x3
     python benchmarks/bench_small_work.py --copies 10 --repeat 5 # x1 and x10
     python benchmarks/bench_small_work.py --quick                # data/sample x1 and x2, writes nothing
 
@@ -14,7 +14,7 @@ first copy), then the child size 256 -> 200. The sizes take each step in turn (x
 ...), so the load other work puts on the VM drifts over both alike. Each step is ``ingest run
 --json`` in a child process (Python start-up, imports, the Dagster runs: what a user waits
 for); no-op and edit are the medians of their repeats. The table puts x1 and xN side by side
-with their ratio: small work stays small when the ratio stays near 1 (issue 31's target: within
+with their ratio: small work stays small when the ratio stays near 1 (the target: within
 1.2x).
 
 ``--baseline REV`` runs the same sequence with the code of commit REV (a git worktree of it),
