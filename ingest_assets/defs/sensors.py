@@ -26,6 +26,13 @@ that served keep theirs, with their history.
    of earlier failed attempts at it: the same work is never launched twice while it succeeds, a
    failed attempt is retried (at most ``MAX_ATTEMPTS`` times, then the tick says so), and any
    change (an edit, a fix, a plan put back) is new work. Nothing pending: no run.
+5. A documents run's chunk work is queued in the same tick, when the instance's run queue can
+   hold it back: each live plan key gets a run of the chunk assets over the same shards, tagged
+   ``ingest/after`` with the documents run's work key, which ``dagster.yaml`` limits to one run
+   at a time per value (``tag_concurrency_limits``), and at a lower priority, so the queue starts
+   it when the documents run has ended. Its steps ask the store for their work when they run, so
+   it chunks what the documents run wrote; without it an edit waited a further tick. On an
+   instance without that limit the chunk runs wait for the next tick, as before.
 """
 
 import hashlib
@@ -37,6 +44,7 @@ from dagster import (
     AssetObservation,
     DagsterRunStatus,
     DefaultSensorStatus,
+    QueuedRunCoordinator,
     RunRequest,
     RunsFilter,
     SensorDefinition,
@@ -58,6 +66,7 @@ from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, StoreError
 
 __all__ = [
+    "AFTER_TAG",
     "AUTOMATION_TAG",
     "MAX_ATTEMPTS",
     "WORK_TAG",
@@ -68,6 +77,9 @@ __all__ = [
 ]
 
 AUTOMATION_TAG, WORK_TAG = "ingest/automation", "ingest/work"
+# A documents run and the chunk runs queued behind it share this tag's value (see 5. above).
+AFTER_TAG = "ingest/after"
+PRIORITY_TAG = "dagster/priority"
 MAX_ATTEMPTS = 3
 # A tick must not wait long for a store another process writes: it skips and tries next time.
 STORE_WAIT_SECONDS = 5.0
@@ -243,7 +255,7 @@ def ingest_tick(context: SensorEvaluationContext, store: DuckDBStore) -> SensorR
         states = {key: state.state for key, state in view.plan_states().items()}
     except StoreError as error:
         return result(f"store busy, trying next tick: {error}")
-    requests, exhausted = _requests(context, pending, plans, states)
+    requests, exhausted = _requests(context, pending, plans, states, chain=queues_after(instance))
     if requests:
         return result(requests=requests)
     reason = "nothing pending"
@@ -257,10 +269,29 @@ def ingest_tick(context: SensorEvaluationContext, store: DuckDBStore) -> SensorR
     return result(reason)
 
 
+def queues_after(instance: Any) -> bool:
+    """Whether ``instance``'s run queue starts at most one run at a time per value of
+    :data:`AFTER_TAG`, which holding chunk runs back behind their documents run needs."""
+    if not isinstance(instance.run_coordinator, QueuedRunCoordinator):
+        return False  # runs start when launched: no queue holds them back
+    queue = instance.get_concurrency_config().run_queue_config
+    return any(
+        limit.get("key") == AFTER_TAG
+        and limit.get("value") == {"applyLimitPerUniqueValue": True}
+        and limit.get("limit") == 1
+        for limit in (queue.tag_concurrency_limits if queue else ())
+    )
+
+
 def _requests(
-    context: SensorEvaluationContext, pending: Any, plans: list[Plan], states: dict[str, str]
+    context: SensorEvaluationContext,
+    pending: Any,
+    plans: list[Plan],
+    states: dict[str, str],
+    chain: bool = False,
 ) -> tuple[list[RunRequest], list[str]]:
-    """The runs and backfills for ``pending``, and the partitions given up on."""
+    """The runs and backfills for ``pending``, and the partitions given up on; with ``chain``,
+    a documents run's chunk runs queued behind it."""
     instance = context.instance
     # Partitions never materialized (a shard with no file yet) get a run too, once the rest is
     # done, so every partition shows what the store holds there, not "missing".
@@ -301,20 +332,50 @@ def _requests(
             if failed >= MAX_ATTEMPTS:
                 exhausted += batch
                 continue
-            first, last = batch[0], batch[-1]
-            requests.append(
-                RunRequest(
-                    run_key=f"{job}:{first}..{last}:{key}:{failed}",
-                    asset_selection=[AssetKey(asset) for asset in assets],
-                    partition_key=first if len(batch) == 1 else None,
-                    tags={
-                        AUTOMATION_TAG: "true",
-                        WORK_TAG: key,
-                        **({} if len(batch) == 1 else range_tags(first, last)),
-                    },
-                )
-            )
+            after = {AFTER_TAG: f"{key}:{failed}"} if chain and plan_key is None else {}
+            requests.append(_run_request(job, assets, batch, key, failed, after))
+            if after:
+                requests += _chunk_runs_after(instance, plans, states, batch, after)
     return requests, exhausted
+
+
+def _run_request(
+    job: str, assets: list[str], batch: list[str], key: str, failed: int, extra: dict[str, str]
+) -> RunRequest:
+    """One run of ``assets`` over the stretch ``batch`` for the work ``key`` (``failed``
+    attempts at it before), with ``extra`` tags."""
+    first, last = batch[0], batch[-1]
+    return RunRequest(
+        run_key=f"{job}:{first}..{last}:{key}:{failed}",
+        asset_selection=[AssetKey(asset) for asset in assets],
+        partition_key=first if len(batch) == 1 else None,
+        tags={
+            AUTOMATION_TAG: "true",
+            WORK_TAG: key,
+            **({} if len(batch) == 1 else range_tags(first, last)),
+            **extra,
+        },
+    )
+
+
+def _chunk_runs_after(
+    instance: Any, plans: list[Plan], states: dict[str, str], shards: list[str], after: dict[str, str]
+) -> list[RunRequest]:
+    """A run of the chunk assets over ``shards`` for each live, registered plan key, queued
+    behind the documents run tagged ``after`` (module docstring, 5.). A chunk run that failed
+    its attempts is left to the ticks after (they see the chunk work pending)."""
+    known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
+    requests = []
+    for plan in plans:
+        if states.get(plan.key) != "live" or plan.key not in known:
+            continue
+        key = _digest(["after", after[AFTER_TAG], plan.key])
+        failed = instance.get_runs_count(RunsFilter(statuses=_FAILED, tags={WORK_TAG: key}))
+        if failed >= MAX_ATTEMPTS:
+            continue
+        batch = [chunk_partition(plan.key, shard) for shard in shards]
+        requests.append(_run_request("chunks", CHUNK_ASSETS, batch, key, failed, {**after, PRIORITY_TAG: "-1"}))
+    return requests
 
 
 def _forecasts(store: DuckDBStore, plans: list, added: list[str]) -> list:

@@ -59,6 +59,8 @@ class Run:
     tags: dict[str, str]
     assets: list[str]
     creation_time: float
+    start_time: float | None = None  # None until it starts
+    end_time: float | None = None  # None until it ends
 
     @property
     def partition(self) -> str | None:
@@ -85,7 +87,7 @@ _METADATA = """metadataEntries { __typename label
   ... on TextMetadataEntry { text } ... on JsonMetadataEntry { jsonString }
   ... on MarkdownMetadataEntry { mdStr } ... on BoolMetadataEntry { boolValue }
   ... on PathMetadataEntry { path } ... on UrlMetadataEntry { url } }"""
-_RUN = "runId status jobName creationTime tags { key value } assetSelection { path }"
+_RUN = "runId status jobName creationTime startTime endTime tags { key value } assetSelection { path }"
 
 Q_WORKSPACE = f"""{{ workspaceOrError {{ {_ERROR}
   ... on Workspace {{ locationEntries {{ name loadStatus
@@ -180,6 +182,8 @@ def _run(node: dict[str, Any]) -> Run:
         tags={t["key"]: t["value"] for t in node["tags"]},
         assets=["/".join(k["path"]) for k in node["assetSelection"] or []],
         creation_time=node["creationTime"],
+        start_time=node.get("startTime"),
+        end_time=node.get("endTime"),
     )
 
 

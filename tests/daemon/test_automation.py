@@ -139,6 +139,29 @@ def test_add_edit_and_delete(dev: DagsterDev, ws: Workspace) -> None:
     print(f"\nadd + edit + delete to chunks current: {seconds:.1f} s")
 
 
+def test_an_edits_chunk_run_starts_when_its_documents_run_ends(dev: DagsterDev, ws: Workspace) -> None:
+    """One tick launches the edited shard's documents run and, queued behind it, its chunk run:
+    the chunk run starts after the documents run ends, without waiting for another tick."""
+    edited = ws.inbox / "getting-started.md"
+    before = {run.run_id for run in dev.runs()}
+    started = time.monotonic()
+    edited.write_text(edited.read_text() + "\n\nOne more paragraph about plums.\n")
+    settle(dev, ws)
+    seconds = time.monotonic() - started
+    runs = sorted((r for r in dev.runs() if r.run_id not in before), key=lambda r: r.creation_time)
+    assert [(r.job_name, r.status) for r in runs] == [("documents_job", "SUCCESS"), ("chunks_job", "SUCCESS")]
+    docs, chunks = runs
+    (plan,) = _plan_keys(ws)
+    assert (docs.partition, chunks.partition) == (_shard(edited), f"{plan}|{_shard(edited)}")
+    assert docs.tags["ingest/after"] == chunks.tags["ingest/after"]
+    assert chunks.creation_time - docs.creation_time < INTERVAL  # the same tick
+    assert docs.end_time is not None and chunks.start_time is not None
+    assert chunks.start_time >= docs.end_time
+    texts = [t for (t,) in _store(ws).query("SELECT text FROM current_chunks WHERE level = 0")]
+    assert any("about plums" in t for t in texts)
+    print(f"\nedit to chunks current, chunk run queued behind documents: {seconds:.1f} s")
+
+
 def test_a_dangling_link_and_a_new_file(dev: DagsterDev, ws: Workspace) -> None:
     (ws.inbox / "dangling.md").symlink_to(ws.root / "nowhere.md")
     new = ws.inbox / "after-the-link.md"

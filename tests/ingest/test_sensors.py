@@ -6,6 +6,9 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+import yaml
+
 from dagster import (
     AddDynamicPartitionsRequest,
     AssetObservation,
@@ -13,7 +16,9 @@ from dagster import (
     RunRequest,
     SensorResult,
     SkipReason,
+    DagsterInstance,
     build_sensor_context,
+    instance_for_test,
 )
 from dagster._core.test_utils import create_run_for_test
 
@@ -23,7 +28,14 @@ from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
 from ingest_assets.defs.partitions import PLAN_DIMENSION
 from ingest_assets.defs.private import backfill_partitions
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.defs.sensors import AUTOMATION_TAG, MAX_ATTEMPTS, WORK_TAG, build_sensors
+from ingest_assets.defs.sensors import (
+    AFTER_TAG,
+    AUTOMATION_TAG,
+    MAX_ATTEMPTS,
+    WORK_TAG,
+    build_sensors,
+    queues_after,
+)
 from ingest_assets.engine import SHARDS, shard_of
 from ingest_assets.plans import PlanError
 from ingest_assets.settings import Settings
@@ -33,6 +45,13 @@ from tests.ingest.conftest import Pipeline, plan_spec
 # The sensors as the code location defines them (the interval plays no part in a direct tick).
 SENSORS = {sensor.name: sensor for sensor in build_sensors(Settings.model_construct())}
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run_queue(instance_file: str) -> dict[str, object]:
+    """The run queue and concurrency settings of one of the project's instance files."""
+    config = yaml.safe_load((ROOT / instance_file).read_text())
+    return {key: config[key] for key in ("run_coordinator", "concurrency")}
 
 
 def _tick(pipeline: Pipeline) -> SensorResult | SkipReason:
@@ -152,6 +171,43 @@ def test_an_edit_asks_for_its_shard_then_its_chunks(pipeline: Pipeline) -> None:
     pipeline.engine().run("documents", [docs[1]])
     (chunks,) = _requests(_tick(pipeline))
     assert chunks[0] == "chunks_job" and chunks[1].endswith(f"|{docs[1]}") and ".." not in chunks[1]
+
+
+@pytest.mark.parametrize("instance_file", ["dagster.yaml", "dagster.postgres.yaml"])
+def test_the_projects_run_queues_hold_chunk_runs_behind_their_documents_run(instance_file: str) -> None:
+    with instance_for_test(overrides=_run_queue(instance_file)) as instance:
+        assert queues_after(instance)
+    assert not queues_after(DagsterInstance.ephemeral())  # no run queue: chunks wait for a tick
+
+
+def test_an_edits_chunk_runs_are_queued_behind_its_documents_run(pipeline: Pipeline) -> None:
+    """With the project's run queue, the tick that sees an edit also asks for the edited shard's
+    chunk run of each live plan key, tagged like the documents run and at a lower priority (the
+    queue starts it when the documents run ends); run in that order they leave nothing pending."""
+    with instance_for_test(overrides=_run_queue("dagster.yaml")) as instance:
+        pipeline.instance = instance
+        pipeline.write_plans(default=plan_spec(), small=plan_spec(child=100))
+        _ingested(pipeline)
+        edited = pipeline.inbox / "getting-started.md"
+        edited.write_text(edited.read_text() + "\n\nOne more paragraph about pears.\n")
+        shard = shard_of(Document.node_id_for(edited.resolve().as_uri()))
+        result = _tick(pipeline)
+        assert isinstance(result, SensorResult)
+        docs, *chunks = result.run_requests  # the queue starts them in this order
+        assert (_job(docs), _partitions(docs)) == ("documents_job", shard)
+        keys = [plan.key for plan in pipeline.plans()]
+        assert sorted((_job(r), _partitions(r)) for r in chunks) == [
+            ("chunks_job", f"{key}|{shard}") for key in sorted(keys)
+        ]
+        assert {r.tags[AFTER_TAG] for r in result.run_requests} == {docs.tags[AFTER_TAG]}
+        assert all(r.tags["dagster/priority"] == "-1" for r in chunks) and "dagster/priority" not in docs.tags
+        assert len({r.run_key for r in result.run_requests}) == 3
+        assert _requests(_tick(pipeline)) == _requests(result)  # same work, same run keys
+        _execute(pipeline, result)
+        assert pipeline.engine().pending().empty
+        assert _requests(_tick(pipeline)) == []
+        texts = pipeline.rows("SELECT text FROM current_chunks WHERE level = 0 AND text LIKE '%about pears%'")
+        assert len(texts) == len(keys)  # the new paragraph served in both plans
 
 
 def test_a_returning_plan_key_is_chunked_again(pipeline: Pipeline) -> None:
