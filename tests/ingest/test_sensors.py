@@ -23,8 +23,9 @@ from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
 from ingest_assets.defs.partitions import PLAN_DIMENSION
 from ingest_assets.defs.private import backfill_partitions
 from ingest_assets.defs.resources import DuckDBStore
-from ingest_assets.defs.sensors import AUTOMATION_TAG, MAX_ATTEMPTS, WORK_TAG, build_sensors
+from ingest_assets.defs.sensors import AUTOMATION_TAG, MAX_ATTEMPTS, WORK_TAG, build_sensors, range_tags
 from ingest_assets.engine import SHARDS, shard_of
+from ingest_assets.engine.keys import chunk_partition, plan_and_shard, stretches
 from ingest_assets.plans import PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import invariants
@@ -89,7 +90,8 @@ def _requests(result: SensorResult | SkipReason) -> list[tuple[str, str, str]]:
 
 
 def _execute(pipeline: Pipeline, result: SensorResult | SkipReason) -> int:
-    """Run what a tick asked for, in this process, as the daemon would (partition, tags)."""
+    """Run what a tick asked for, in this process, as the daemon would (partition, tags), a
+    backfill's partitions in ranges."""
     defs = build_definitions(
         Settings(database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file))
     )
@@ -97,14 +99,28 @@ def _execute(pipeline: Pipeline, result: SensorResult | SkipReason) -> int:
         pipeline.instance.add_dynamic_partitions(PLAN_DIMENSION, list(request.partition_keys))
     runs = result.run_requests if isinstance(result, SensorResult) else []
     for request in runs:
-        # A backfill's runs: one per partition, as the backfill daemon launches them.
-        partitions = _backfill_partitions(request) if request.asset_graph_subset else [request.partition_key]
-        job = "chunks_job" if request.asset_graph_subset else _job(request)
-        for partition in partitions:
-            outcome = defs.resolve_job_def(job).execute_in_process(
-                instance=pipeline.instance, partition_key=partition, tags=request.tags
-            )
-            assert outcome.success
+        if request.asset_graph_subset:
+            # A backfill: the daemon launches a run per partition (tests/daemon shows it); one
+            # run per stretch of them, as ingest run launches, does the same work in fewer runs.
+            by_plan: dict[str, list[str]] = {}
+            for partition in _backfill_partitions(request):
+                plan, shard = plan_and_shard(partition)
+                by_plan.setdefault(plan, []).append(shard)
+            for plan, shards in by_plan.items():
+                for run in stretches(shards):
+                    first, last = chunk_partition(plan, run[0]), chunk_partition(plan, run[-1])
+                    single = first == last
+                    outcome = defs.resolve_job_def("chunks_job").execute_in_process(
+                        instance=pipeline.instance,
+                        partition_key=first if single else None,
+                        tags={**request.tags, **({} if single else range_tags(first, last))},
+                    )
+                    assert outcome.success
+            continue
+        outcome = defs.resolve_job_def(_job(request)).execute_in_process(
+            instance=pipeline.instance, partition_key=request.partition_key, tags=request.tags
+        )
+        assert outcome.success
     return len(runs)
 
 
