@@ -374,7 +374,8 @@ def _chunk_runs_after(
         if failed >= MAX_ATTEMPTS:
             continue
         batch = [chunk_partition(plan.key, shard) for shard in shards]
-        requests.append(_run_request("chunks", CHUNK_ASSETS, batch, key, failed, {**after, PRIORITY_TAG: "-1"}))
+        tags = {**after, PRIORITY_TAG: "-1"}
+        requests.append(_run_request("chunks", CHUNK_ASSETS, batch, key, failed, tags))
     return requests
 
 

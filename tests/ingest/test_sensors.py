@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from dagster import (
     AddDynamicPartitionsRequest,
     AssetObservation,
+    DagsterInstance,
     DagsterRunStatus,
     RunRequest,
     SensorResult,
     SkipReason,
-    DagsterInstance,
     build_sensor_context,
     instance_for_test,
 )
@@ -35,8 +34,10 @@ from ingest_assets.defs.sensors import (
     WORK_TAG,
     build_sensors,
     queues_after,
+    range_tags,
 )
 from ingest_assets.engine import SHARDS, shard_of
+from ingest_assets.engine.keys import chunk_partition, plan_and_shard, stretches
 from ingest_assets.plans import PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import invariants
@@ -108,7 +109,8 @@ def _requests(result: SensorResult | SkipReason) -> list[tuple[str, str, str]]:
 
 
 def _execute(pipeline: Pipeline, result: SensorResult | SkipReason) -> int:
-    """Run what a tick asked for, in this process, as the daemon would (partition, tags)."""
+    """Run what a tick asked for, in this process, as the daemon would (partition, tags), a
+    backfill's partitions in ranges."""
     defs = build_definitions(
         Settings(database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file))
     )
@@ -116,14 +118,28 @@ def _execute(pipeline: Pipeline, result: SensorResult | SkipReason) -> int:
         pipeline.instance.add_dynamic_partitions(PLAN_DIMENSION, list(request.partition_keys))
     runs = result.run_requests if isinstance(result, SensorResult) else []
     for request in runs:
-        # A backfill's runs: one per partition, as the backfill daemon launches them.
-        partitions = _backfill_partitions(request) if request.asset_graph_subset else [request.partition_key]
-        job = "chunks_job" if request.asset_graph_subset else _job(request)
-        for partition in partitions:
-            outcome = defs.resolve_job_def(job).execute_in_process(
-                instance=pipeline.instance, partition_key=partition, tags=request.tags
-            )
-            assert outcome.success
+        if request.asset_graph_subset:
+            # A backfill: the daemon launches a run per partition (tests/daemon shows it); one
+            # run per stretch of them, as ingest run launches, does the same work in fewer runs.
+            by_plan: dict[str, list[str]] = {}
+            for partition in _backfill_partitions(request):
+                plan, shard = plan_and_shard(partition)
+                by_plan.setdefault(plan, []).append(shard)
+            for plan, shards in by_plan.items():
+                for run in stretches(shards):
+                    first, last = chunk_partition(plan, run[0]), chunk_partition(plan, run[-1])
+                    single = first == last
+                    outcome = defs.resolve_job_def("chunks_job").execute_in_process(
+                        instance=pipeline.instance,
+                        partition_key=first if single else None,
+                        tags={**request.tags, **({} if single else range_tags(first, last))},
+                    )
+                    assert outcome.success
+            continue
+        outcome = defs.resolve_job_def(_job(request)).execute_in_process(
+            instance=pipeline.instance, partition_key=request.partition_key, tags=request.tags
+        )
+        assert outcome.success
     return len(runs)
 
 
