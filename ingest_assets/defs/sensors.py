@@ -178,7 +178,7 @@ STATE_TEXT = {
 def build_sensors(settings: Settings) -> list[SensorDefinition]:
     """``ingest_sensor`` (the one switch, off by default) and ``plans_sensor`` (on), each
     evaluated every ``settings.sensor_seconds``."""
-    every = settings.sensor_seconds
+    every = _minimum_interval(settings.sensor_seconds)
     return [
         sensor(
             name="ingest_sensor",
@@ -199,6 +199,19 @@ def build_sensors(settings: Settings) -> list[SensorDefinition]:
             "live or retiring. Launches nothing.",
         )(plans_tick),
     ]
+
+
+def _minimum_interval(seconds: int) -> int:
+    """The ``minimum_interval_seconds`` that makes a sensor tick every ``seconds``.
+
+    Dagster's sensor daemon looks at the sensors once per loop (every five seconds) and skips a
+    sensor whose last tick began less than its minimum interval ago. A tick begins a moment
+    after its loop does, so with an interval of exactly a whole number of loops the next due
+    loop sees a few milliseconds less and skips it about every other time (an interval of 5
+    became 10). One second less keeps the ticks on the loop they are due on (a tick comes at
+    most a second early, and only after a loop that overran its five seconds).
+    """
+    return max(1, seconds - 1)
 
 
 def plans_tick(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:

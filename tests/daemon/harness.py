@@ -103,6 +103,8 @@ M_START_SENSOR = f"""mutation Start($s: SensorSelector!) {{ startSensor(sensorSe
   {_ERROR} ... on Sensor {{ name sensorState {{ status }} }} }} }}"""
 Q_SENSOR = f"""query Sensor($s: SensorSelector!) {{ sensorOrError(sensorSelector: $s) {{
   {_ERROR} ... on Sensor {{ name sensorState {{ id selectorId status }} }} }} }}"""
+Q_SENSOR_TICKS = f"""query Ticks($s: SensorSelector!) {{ sensorOrError(sensorSelector: $s) {{
+  {_ERROR} ... on Sensor {{ sensorState {{ ticks(limit: 50) {{ timestamp }} }} }} }} }}"""
 M_STOP_SENSOR = f"""mutation Stop($id: String!) {{ stopSensor(id: $id) {{
   {_ERROR} ... on StopSensorMutationResult {{ instigationState {{ status }} }} }} }}"""
 M_START_SCHEDULE = f"""mutation Start($s: ScheduleSelector!) {{ startSchedule(scheduleSelector: $s) {{
@@ -421,6 +423,12 @@ class DagsterDev:
         selector = {**_REPO, "sensorName": name}
         result = self._ok(self.graphql(M_START_SENSOR, {"s": selector})["startSensor"], name, "Sensor")
         return result["sensorState"]["status"]
+
+    def sensor_ticks(self, name: str) -> list[float]:
+        """Return when sensor ``name``'s newest ticks (at most 50) began, oldest first."""
+        selector = {**_REPO, "sensorName": name}
+        sensor = self._ok(self.graphql(Q_SENSOR_TICKS, {"s": selector})["sensorOrError"], name, "Sensor")
+        return sorted(tick["timestamp"] for tick in sensor["sensorState"]["ticks"])
 
     def stop_sensor(self, name: str) -> str:
         """Turn sensor ``name`` off; return its new status."""

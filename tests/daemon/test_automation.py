@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from chunking import Document
+from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
 from ingest_assets.engine import SHARDS, IngestEngine, shard_of
 from ingest_assets.engine.versions import partition_versions
 from ingest_assets.plans import load_plans
@@ -149,7 +150,10 @@ def test_an_edits_chunk_run_starts_when_its_documents_run_ends(dev: DagsterDev, 
     settle(dev, ws)
     seconds = time.monotonic() - started
     runs = sorted((r for r in dev.runs() if r.run_id not in before), key=lambda r: r.creation_time)
-    assert [(r.job_name, r.status) for r in runs] == [("documents_job", "SUCCESS"), ("chunks_job", "SUCCESS")]
+    assert [(sorted(r.assets), r.status) for r in runs] == [
+        (sorted(DOCUMENT_ASSETS), "SUCCESS"),
+        (sorted(CHUNK_ASSETS), "SUCCESS"),
+    ]
     docs, chunks = runs
     (plan,) = _plan_keys(ws)
     assert (docs.partition, chunks.partition) == (_shard(edited), f"{plan}|{_shard(edited)}")

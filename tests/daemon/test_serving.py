@@ -10,6 +10,7 @@ sends it) after a Reload, embeddings included, and the views switch when it is c
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -194,8 +195,12 @@ def test_a_reader_never_sees_a_partial_document_or_a_smaller_corpus(
             dev.wait_until_idle(quiet=2 * INTERVAL + 1, timeout=300)
             # The plan change went through one backfill the sensor launched.
             assert list(dev.backfills().values()) == ["COMPLETED_SUCCESS"]
+            ticks = dev.sensor_ticks("ingest_sensor")
         finally:
             reader.stop()
+    # The sensor ticked every INTERVAL seconds, not every other daemon loop.
+    gaps = sorted(b - a for a, b in itertools.pairwise(ticks))
+    assert len(gaps) >= 10 and gaps[len(gaps) // 2] < 1.5 * INTERVAL, gaps
     print(f"\nreader: {reader.samples} samples, longest gaps {reader.gaps or 'none'}; "
           f"edit served after {edit_seconds:.1f} s, plan switch after {switch_seconds:.1f} s")  # fmt: skip
     assert reader.samples > 20 and reader.problems == []
