@@ -22,7 +22,7 @@ from dagster import (
 from dagster._core.test_utils import create_run_for_test
 
 from chunking import Document
-from ingest_assets.defs import build_definitions
+from ingest_assets.defs import build_definitions, sensors
 from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
 from ingest_assets.defs.partitions import PLAN_DIMENSION
 from ingest_assets.defs.private import backfill_partitions
@@ -196,34 +196,37 @@ def test_the_projects_run_queues_hold_chunk_runs_behind_their_documents_run(inst
     assert not queues_after(DagsterInstance.ephemeral())  # no run queue: chunks wait for a tick
 
 
-def test_an_edits_chunk_runs_are_queued_behind_its_documents_run(pipeline: Pipeline) -> None:
-    """With the project's run queue, the tick that sees an edit also asks for the edited shard's
-    chunk run of each live plan key, tagged like the documents run and at a lower priority (the
-    queue starts it when the documents run ends); run in that order they leave nothing pending."""
-    with instance_for_test(overrides=_run_queue("dagster.yaml")) as instance:
-        pipeline.instance = instance
-        pipeline.write_plans(default=plan_spec(), small=plan_spec(child=100))
-        _ingested(pipeline)
-        edited = pipeline.inbox / "getting-started.md"
-        edited.write_text(edited.read_text() + "\n\nOne more paragraph about pears.\n")
-        shard = shard_of(Document.node_id_for(edited.resolve().as_uri()))
-        result = _tick(pipeline)
-        assert isinstance(result, SensorResult)
-        docs, *chunks = result.run_requests  # the queue starts them in this order
-        assert (_job(docs), _partitions(docs)) == ("documents_job", shard)
-        keys = [plan.key for plan in pipeline.plans()]
-        assert sorted((_job(r), _partitions(r)) for r in chunks) == [
-            ("chunks_job", f"{key}|{shard}") for key in sorted(keys)
-        ]
-        assert {r.tags[AFTER_TAG] for r in result.run_requests} == {docs.tags[AFTER_TAG]}
-        assert all(r.tags["dagster/priority"] == "-1" for r in chunks) and "dagster/priority" not in docs.tags
-        assert len({r.run_key for r in result.run_requests}) == 3
-        assert _requests(_tick(pipeline)) == _requests(result)  # same work, same run keys
-        _execute(pipeline, result)
-        assert pipeline.engine().pending().empty
-        assert _requests(_tick(pipeline)) == []
-        texts = pipeline.rows("SELECT text FROM current_chunks WHERE level = 0 AND text LIKE '%about pears%'")
-        assert len(texts) == len(keys)  # the new paragraph served in both plans
+def test_an_edits_chunk_runs_are_queued_behind_its_documents_run(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a run queue like the project's, the tick that sees an edit also asks for the edited
+    shard's chunk run of each live plan key, tagged like the documents run and at a lower
+    priority (the queue starts it when the documents run ends); run in that order they leave
+    nothing pending. (The ephemeral instance has no run queue, so the test says it has one:
+    the test above checks the project's instance files do; tests/daemon runs the queue.)"""
+    monkeypatch.setattr(sensors, "queues_after", lambda instance: True)
+    pipeline.write_plans(default=plan_spec(), small=plan_spec(child=100))
+    _ingested(pipeline)
+    edited = pipeline.inbox / "getting-started.md"
+    edited.write_text(edited.read_text() + "\n\nOne more paragraph about pears.\n")
+    shard = shard_of(Document.node_id_for(edited.resolve().as_uri()))
+    result = _tick(pipeline)
+    assert isinstance(result, SensorResult)
+    docs, *chunks = result.run_requests  # the queue starts them in this order
+    assert (_job(docs), _partitions(docs)) == ("documents_job", shard)
+    keys = [plan.key for plan in pipeline.plans()]
+    assert sorted((_job(r), _partitions(r)) for r in chunks) == [
+        ("chunks_job", f"{key}|{shard}") for key in sorted(keys)
+    ]
+    assert {r.tags[AFTER_TAG] for r in result.run_requests} == {docs.tags[AFTER_TAG]}
+    assert all(r.tags["dagster/priority"] == "-1" for r in chunks) and "dagster/priority" not in docs.tags
+    assert len({r.run_key for r in result.run_requests}) == 3
+    assert _requests(_tick(pipeline)) == _requests(result)  # same work, same run keys
+    _execute(pipeline, result)
+    assert pipeline.engine().pending().empty
+    assert _requests(_tick(pipeline)) == []
+    texts = pipeline.rows("SELECT text FROM current_chunks WHERE level = 0 AND text LIKE '%about pears%'")
+    assert len(texts) == len(keys)  # the new paragraph served in both plans
 
 
 def test_a_returning_plan_key_is_chunked_again(pipeline: Pipeline) -> None:
