@@ -375,21 +375,23 @@ def _chunk_runs_after(
     instance: Any, plans: list[Plan], states: dict[str, str], shards: list[str], after: dict[str, str]
 ) -> list[RunRequest]:
     """A run of the chunk assets over ``shards`` for each live, registered plan key, queued
-    behind the documents run tagged ``after`` (module docstring, 5.). A chunk run that failed
-    its attempts is left to the ticks after (they see the chunk work pending)."""
+    behind the documents run tagged ``after`` (module docstring, 5.). Each is asked for once,
+    with its documents run: one that fails leaves its work pending, and the ticks after launch
+    that as any chunk work, with its retries."""
     known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
-    requests = []
-    for plan in plans:
-        if states.get(plan.key) != "live" or plan.key not in known:
-            continue
-        key = _digest(["after", after[AFTER_TAG], plan.key])
-        failed = instance.get_runs_count(RunsFilter(statuses=_FAILED, tags={WORK_TAG: key}))
-        if failed >= MAX_ATTEMPTS:
-            continue
-        batch = [chunk_partition(plan.key, shard) for shard in shards]
-        tags = {**after, PRIORITY_TAG: "-1"}
-        requests.append(_run_request("chunks", CHUNK_ASSETS, batch, key, failed, tags))
-    return requests
+    tags = {**after, PRIORITY_TAG: "-1"}
+    return [
+        _run_request(
+            "chunks",
+            CHUNK_ASSETS,
+            [chunk_partition(plan.key, shard) for shard in shards],
+            _digest(["after", after[AFTER_TAG], plan.key]),
+            0,
+            tags,
+        )
+        for plan in plans
+        if states.get(plan.key) == "live" and plan.key in known
+    ]
 
 
 def _forecasts(store: DuckDBStore, plans: list, added: list[str]) -> list:
