@@ -346,9 +346,10 @@ def _requests(
                 exhausted += batch
                 continue
             after = {AFTER_TAG: f"{key}:{failed}"} if chain and plan_key is None else {}
-            requests.append(_run_request(job, assets, batch, key, failed, after))
-            if after:
-                requests += _chunk_runs_after(instance, plans, states, batch, after)
+            followers = _chunk_runs_after(instance, plans, states, batch, after) if after else []
+            # Tagged only when runs queue behind it (a new store has no live key yet).
+            requests.append(_run_request(job, assets, batch, key, failed, after if followers else {}))
+            requests += followers
     return requests, exhausted
 
 
