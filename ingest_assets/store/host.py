@@ -39,6 +39,10 @@ _attached: dict[str, tuple[str, int]] = {}
 _IDLE_LAKES = 2
 # Nothing is ever fetched from the network: the lake's extensions come from their wheels.
 _OFFLINE = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+# Nothing is drawn on stdout, where a command prints its JSON: DuckDB draws a progress bar there
+# for a statement running longer than a moment (an ATTACH of a lake waiting on its catalog, a
+# long query). It is a setting of each connection, the host's and every cursor's.
+_NO_PROGRESS_BAR = "SET enable_progress_bar = false"
 
 
 def _database(config: dict[str, str]) -> duckdb.DuckDBPyConnection:
@@ -46,6 +50,7 @@ def _database(config: dict[str, str]) -> duckdb.DuckDBPyConnection:
     global _host, _host_pid
     if _host is None or _host_pid != os.getpid():
         _host, _host_pid = duckdb.connect(":memory:", config={**config, **_OFFLINE}), os.getpid()
+        _host.execute(_NO_PROGRESS_BAR)
         _attached.clear()
         _settings.clear()
         _settings.update(config)
@@ -110,9 +115,7 @@ def attach(
         cursor = host.cursor()
         _attached[key] = (alias, users + 1)
     try:
-        cursor.execute(f"USE {alias}")
-        if is_lake:  # no progress bar drawn on a run's output while a lake commit waits
-            cursor.execute("SET enable_progress_bar = false")
+        cursor.execute(f"USE {alias}; {_NO_PROGRESS_BAR}")
     except BaseException:
         detach(path, cursor)
         raise

@@ -108,6 +108,17 @@ def test_a_store_spills_beside_its_file_with_the_memory_cap_and_threads_of_the_e
         assert used == int(threads or 1)
 
 
+def test_no_connection_of_a_store_draws_a_progress_bar(tmp_path: Path) -> None:
+    """Commands print JSON on stdout (``ingest shards`` is read by a parent process): DuckDB's
+    progress bar, drawn on stdout for a statement running longer than a moment, stays off on
+    the connections a store hands out and on the host that attaches stores (a lake's ATTACH
+    can wait on its catalog)."""
+    setting = "SELECT current_setting('enable_progress_bar')"
+    with IngestStore(tmp_path / "s.duckdb").session() as con:
+        assert con.execute(setting).fetchone() == (False,)
+        assert host._host is not None and host._host.execute(setting).fetchone() == (False,)
+
+
 def test_a_store_opens_after_another_spilled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """DuckDB cannot move a temp directory it has spilled to: later stores of the process spill
     there too instead of failing to open."""
