@@ -4,6 +4,7 @@ draft becomes a chunk."""
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -81,8 +82,28 @@ def mark_fences(parts: list[Piece], text: str, base: int) -> None:
     language) when it starts inside a fenced code block, the closing fence when it ends inside
     one. ``text`` is the whole unit (the unclipped one, for a unit clipped to a parent) and
     ``base`` its offset in the document; parts without offsets are left alone."""
-    if "```" not in text and "~~~" not in text:
+    lines = _fence_lines(text)
+    if lines is None:
         return
+    ends, states = lines
+    for part in parts:
+        if part.start is None or part.end is None:
+            continue
+        start, end = part.start - base, part.end - base
+        before = bisect.bisect_right(ends, start) - 1  # the last line ended before the part
+        opened = states[before] if before >= 0 else None
+        after = states[min(bisect.bisect_left(ends, end), len(states) - 1)]  # the line it ends on
+        part.fence_open = opened[0] if opened else ""
+        part.fence_close = after[1] if after else ""
+
+
+# A unit clipped to each of many parents is scanned once, not once per parent.
+@functools.lru_cache(maxsize=16)
+def _fence_lines(text: str) -> tuple[tuple[int, ...], tuple[tuple[str, str] | None, ...]] | None:
+    """The offset after each line of ``text`` and the fenced block open after it, or None
+    for text without a fence."""
+    if "```" not in text and "~~~" not in text:
+        return None
     ends: list[int] = []  # the offset after each line (relative to ``text``)
     states: list[tuple[str, str] | None] = []  # the open block after each line
     inside: tuple[str, str] | None = None
@@ -98,15 +119,7 @@ def mark_fences(parts: list[Piece], text: str, base: int) -> None:
         position += len(line) + 1
         ends.append(position)
         states.append(inside)
-    for part in parts:
-        if part.start is None or part.end is None:
-            continue
-        start, end = part.start - base, part.end - base
-        before = bisect.bisect_right(ends, start) - 1  # the last line ended before the part
-        opened = states[before] if before >= 0 else None
-        after = states[min(bisect.bisect_left(ends, end), len(states) - 1)]  # the line it ends on
-        part.fence_open = opened[0] if opened else ""
-        part.fence_close = after[1] if after else ""
+    return tuple(ends), tuple(states)
 
 
 def check_positions(document: Document) -> bool:

@@ -69,9 +69,10 @@ def check_flat(chunker: BaseChunker, document: Document, chunks: list[Chunk], *,
     assert [c.index for c in chunks] == list(range(len(chunks)))
     ids = [c.id for c in chunks]
     assert None not in ids and len(set(ids)) == len(ids)
+    fingerprint = chunker.fingerprint()  # hashes every setting: once, not per chunk
     for chunk in chunks:
         assert chunk.text.strip(), "empty chunk"
-        assert chunk.chunker and chunk.chunker_hash == chunker.fingerprint()
+        assert chunk.chunker and chunk.chunker_hash == fingerprint
         measured, budget = budget_of(chunker, chunk)
         assert measured <= budget, (measured, budget, chunk.text[:80])
         assert chunk.metadata["token_count"] == counter_of(chunker, chunk).count_tokens(chunk.text)
@@ -118,9 +119,10 @@ def check_leveled(leveler: ParentChildChunker, document: Document, chunks: list[
     assert [c.index for c in children] == list(range(len(children)))
     assert len({c.id for c in children}) == len(children)
     per_parent: dict = defaultdict(list)
+    fingerprint = leveler.child.fingerprint()
     for child in children:
         assert child.parent_id in by_id
-        assert child.chunker_hash == leveler.child.fingerprint()
+        assert child.chunker_hash == fingerprint
         assert child.text.strip()
         per_parent[child.parent_id].append(child)
         parent = by_id[child.parent_id]
