@@ -26,6 +26,8 @@ variable                    field                       meaning (default)
 ``INGEST_DUCKDB_MEMORY``    ``duckdb_memory``           DuckDB buffer pool cap (``160MB``)
 ``INGEST_DUCKDB_THREADS``   ``duckdb_threads``          DuckDB threads per process (1)
 ``INGEST_SENSOR_SECONDS``   ``sensor_seconds``          automation sensor interval (30)
+``INGEST_BACKFILL_SHARDS``  ``backfill_shards``         shards per backfill run (none: one run
+                                                        per stretch of shards)
 ``INGEST_DEBUG``            ``debug``                   tracebacks from ``ingest`` (off)
 ==========================  ==========================  =========================================
 
@@ -61,6 +63,7 @@ ENVIRONMENT: dict[str, str] = {
     "duckdb_memory": "INGEST_DUCKDB_MEMORY",
     "duckdb_threads": "INGEST_DUCKDB_THREADS",
     "sensor_seconds": "INGEST_SENSOR_SECONDS",
+    "backfill_shards": "INGEST_BACKFILL_SHARDS",
     "debug": "INGEST_DEBUG",
     "lake_data": "INGEST_LAKE_DATA",
     "executor": "INGEST_EXECUTOR",
@@ -76,7 +79,9 @@ LIMIT_FLAGS: dict[str, str] = {
 MAX_DEFAULT_WORKERS = 4
 # Where run_batches sends jobs (ingest_assets.engine.workers): the local process pool or Ray.
 EXECUTORS = ("process", "ray")
-_WHOLE_NUMBERS = ("max_bytes", "max_pages", "max_rows", "workers", "duckdb_threads", "sensor_seconds")
+_WHOLE_NUMBERS = (
+    "max_bytes", "max_pages", "max_rows", "workers", "duckdb_threads", "sensor_seconds", "backfill_shards",
+)  # fmt: skip
 
 
 def _ray_address_problem(address: str) -> str | None:
@@ -132,6 +137,9 @@ class Settings(BaseSettings):
     duckdb_memory: str = "160MB"
     duckdb_threads: int = Field(default=1, gt=0)
     sensor_seconds: int = Field(default=30, gt=0)
+    # A backfill runs a stretch of shards in one run; machines that each take a run
+    # (docs/scale-out.md) want a run per shard or a few.
+    backfill_shards: int | None = Field(default=None, gt=0)
     lock_timeout_seconds: float = Field(default=120.0, gt=0)
     debug: bool = False
     # A DuckLake store (docs/scale-out.md) writes its Parquet files here; every writer of the

@@ -21,7 +21,7 @@ module        job
 
 from __future__ import annotations
 
-from dagster import Definitions, MetadataValue, in_process_executor
+from dagster import BackfillPolicy, Definitions, MetadataValue, in_process_executor
 
 from ingest_assets.defs import assets, maintenance
 from ingest_assets.defs.checks import CHECKS
@@ -53,8 +53,12 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         asset.map_asset_specs(lambda spec: spec.replace_attributes(metadata={**spec.metadata, **described}))
         for asset in (assets.parent_chunks, assets.child_chunks, assets.graph_nodes, assets.embeddings)
     ]
+    every_asset = [assets.sources, assets.documents, *chunk_assets]
+    if settings.backfill_shards:  # else each asset's own policy: one run per stretch of shards
+        policy = BackfillPolicy.multi_run(settings.backfill_shards)
+        every_asset = [asset.with_attributes(backfill_policy=policy) for asset in every_asset]
     return Definitions(
-        assets=[assets.sources, assets.documents, *chunk_assets],
+        assets=every_asset,
         asset_checks=CHECKS,
         jobs=[documents_job, chunks_job, export_job, verify_job, *lake.get("jobs", [])],
         schedules=[verify_schedule, *lake.get("schedules", [])],

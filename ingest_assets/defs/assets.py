@@ -16,6 +16,7 @@ from typing import Any
 from dagster import (
     AssetDep,
     AssetExecutionContext,
+    BackfillPolicy,
     BetaWarning,
     DataVersion,
     MaterializeResult,
@@ -48,9 +49,21 @@ __all__ = [
     "sources",
 ]
 
+# Marked beta by Dagster: the shard mapping (a chunk partition depends on its shard) and
+# backfill policies (a backfill of many partitions is one run over their range).
+warnings.filterwarnings("ignore", category=BetaWarning)
+
 # Writers take a slot of this pool; dagster.yaml limits every pool to one slot.
 WRITER_POOL = "duckdb_writer"
-_COMMON: dict[str, Any] = {"group_name": "ingest", "pool": WRITER_POOL, "kinds": {"duckdb"}}
+_COMMON: dict[str, Any] = {
+    "group_name": "ingest",
+    "pool": WRITER_POOL,
+    "kinds": {"duckdb"},
+    # A backfill is one run per range of partitions, not one per partition: each run costs a
+    # process and the code location's import, and the engine spreads a range's work over its
+    # own workers anyway.
+    "backfill_policy": BackfillPolicy.single_run(),
+}
 
 
 def _partitions(context: AssetExecutionContext) -> dict[str | None, dict[str, Any]]:
@@ -127,8 +140,7 @@ def documents(context: AssetExecutionContext, store: DuckDBStore) -> Materialize
     return _materialize(context, store, "documents")
 
 
-# The shard mapping is marked beta; it is what lets a chunk partition depend on its shard.
-warnings.filterwarnings("ignore", category=BetaWarning)
+# The shard mapping is what lets a chunk partition depend on its shard.
 _BY_SHARD = MultiToSingleDimensionPartitionMapping(partition_dimension_name=SHARD_DIMENSION)
 
 

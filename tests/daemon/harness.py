@@ -38,6 +38,7 @@ LOCATION = "ingest"  # [tool.dagster] code_location_name
 REPOSITORY = "__repository__"  # the repository Dagster makes of a Definitions object
 ASSET_JOB = "__ASSET_JOB"  # the implicit job the UI launches asset selections in
 PARTITION_TAG = "dagster/partition"
+RANGE_START_TAG, RANGE_END_TAG = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 ACTIVE = frozenset({"QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING"})
 _REPO = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}
 
@@ -66,6 +67,15 @@ class Run:
     def partition(self) -> str | None:
         """The run's ``dagster/partition`` tag (None for a range run or an unpartitioned one)."""
         return self.tags.get(PARTITION_TAG)
+
+    @property
+    def covers(self) -> tuple[str, str] | None:
+        """The first and last partition of the run (both its partition for a one-partition run;
+        the range tags' ends for a range run), None for an unpartitioned run."""
+        if self.partition:
+            return self.partition, self.partition
+        start, end = self.tags.get(RANGE_START_TAG), self.tags.get(RANGE_END_TAG)
+        return (start, end) if start and end else None
 
 
 @dataclass(frozen=True)

@@ -84,8 +84,8 @@ def test_backfill_of_one_shard_runs_and_the_instance_goes_idle(
     backfill_id = dagster_dev.backfill(["sources", "documents"], [shard])
     runs = dagster_dev.wait_until_idle(quiet=3, timeout=180)
     (run,) = [r for r in runs if r.tags.get("dagster/backfill") == backfill_id]
-    assert run.status == "SUCCESS"  # a UI backfill runs one run per partition: here one
-    assert run.partition == shard
+    assert run.status == "SUCCESS"  # a UI backfill runs one run per stretch of partitions: here one
+    assert run.covers == (shard, shard)
     assert dagster_dev.backfills()[backfill_id] == "COMPLETED_SUCCESS"
     assert dagster_dev.latest_materialization("documents", shard)["_run_id"] == run.run_id
 

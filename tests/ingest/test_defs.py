@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from dagster import AssetKey
+from dagster import AssetKey, BackfillPolicy
 
 from ingest_assets.cli import main
 from ingest_assets.defs import build_definitions
@@ -48,6 +48,19 @@ def test_definitions_hold_the_asset_graph() -> None:
         ("graph_nodes", "coverage"), ("documents", "parse_failures"), ("parent_chunks", "chunk_failures"),
         ("embeddings", "coverage"),
     }  # fmt: skip
+
+
+def test_a_backfill_is_one_run_per_stretch_of_shards_unless_the_setting_splits_it() -> None:
+    """Each run costs a process and an import of the code location, so one run covers a
+    backfill's stretch of shards; INGEST_BACKFILL_SHARDS splits it for machines that each take
+    a run."""
+    graph = build_definitions(Settings(plans_file=str(ROOT / "plans.yaml"))).resolve_asset_graph()
+    policies = {graph.get(key).backfill_policy for key in graph.get_all_asset_keys()}
+    assert policies == {BackfillPolicy.single_run()}
+    split = Settings(plans_file=str(ROOT / "plans.yaml"), backfill_shards=2)
+    graph = build_definitions(split).resolve_asset_graph()
+    policies = {graph.get(key).backfill_policy for key in graph.get_all_asset_keys()}
+    assert policies == {BackfillPolicy.multi_run(2)}
 
 
 def test_dagster_definitions_validate_passes() -> None:

@@ -119,8 +119,8 @@ def _execute(pipeline: Pipeline, result: SensorResult | SkipReason) -> int:
     runs = result.run_requests if isinstance(result, SensorResult) else []
     for request in runs:
         if request.asset_graph_subset:
-            # A backfill: the daemon launches a run per partition (tests/daemon shows it); one
-            # run per stretch of them, as ingest run launches, does the same work in fewer runs.
+            # A backfill: the daemon launches a run per stretch of partitions (the assets'
+            # single-run backfill policy; tests/daemon shows it), as here.
             by_plan: dict[str, list[str]] = {}
             for partition in _backfill_partitions(request):
                 plan, shard = plan_and_shard(partition)
@@ -154,7 +154,7 @@ def _settle(pipeline: Pipeline, ticks: int = 6) -> None:
 def _ingested(pipeline: Pipeline) -> None:
     """The inbox ingested and the sensor quiet: the state the tests below start from. ``ingest
     run`` does the work in a few range runs (the sensor's own first pass over a new store, with
-    a run per partition of the new key's backfill, is what the first test checks); the ticks
+    the new key's backfill, is what the first test checks); the ticks
     after it run what only the sensor asks for (partitions ``ingest run`` had no work in)."""
     pipeline.run()
     _settle(pipeline)
