@@ -205,7 +205,6 @@ def test_an_edits_chunk_runs_are_queued_behind_its_documents_run(
     nothing pending. (The ephemeral instance has no run queue, so the test says it has one:
     the test above checks the project's instance files do; tests/daemon runs the queue.)"""
     monkeypatch.setattr(sensors, "queues_after", lambda instance: True)
-    pipeline.write_plans(default=plan_spec(), building=plan_spec(child=100))
     _ingested(pipeline)
     pipeline.write_plans(default=plan_spec(), building=plan_spec(child=120))  # a key not live yet
     edited = pipeline.inbox / "getting-started.md"

@@ -32,15 +32,17 @@ class Case:
 def good_pdf(pages: int = 2, link: str | None = None) -> bytes:
     """A real PDF with a text layer made by fpdf2 (optionally with a URI link annotation)."""
     from fpdf import FPDF
+    from fpdf.enums import XPos, YPos
 
+    below = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}  # each cell on a line of its own
     pdf = FPDF()
     pdf.set_font("Helvetica", size=12)
     for page in range(pages):
         pdf.add_page()
         for line in range(12):
-            pdf.cell(0, 8, f"Page {page + 1} line {line + 1}: the orchard report continues here.", ln=1)
+            pdf.cell(0, 8, f"Page {page + 1} line {line + 1}: the orchard report continues here.", **below)
         if link:
-            pdf.cell(0, 8, "Read more online", link=link, ln=1)
+            pdf.cell(0, 8, "Read more online", link=link, **below)
     return bytes(pdf.output())
 
 
