@@ -50,13 +50,17 @@ def make_chunkers(tokenizer: str) -> dict[str, object]:
 CASES = [(tokenizer, name) for tokenizer in TOKENIZERS for name in make_chunkers("character")]
 
 
-def check(chunker: object, document: Document) -> None:
+def check(chunker: object, document: Document, *, rebuilt: bool = True) -> None:
+    """The chunks of ``document`` keep the contract; with ``rebuilt``, a chunker built again
+    from the settings makes the same chunks (ids, texts, spans)."""
     first = chunker.chunk(document)
     if isinstance(chunker, ParentChildChunker):
         check_leveled(chunker, document, first)
     else:
         overlap = getattr(chunker, "turn_overlap", 0) > 0
         check_flat(chunker, document, first, exactly_once=not overlap)
+    if not rebuilt:
+        return
     again = type(chunker).model_validate(dict(chunker)).chunk(document)
     assert [(c.id, c.text, c.provenance) for c in again] == [(c.id, c.text, c.provenance) for c in first]
 
@@ -82,6 +86,9 @@ def test_chunker_keeps_contract_on_corpus(name: str, corpus_documents: list[Docu
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(make_chunkers("character")))
 def test_chunker_keeps_contract_on_whole_corpus(name: str, whole_corpus_documents: list[Document]) -> None:
+    """The contract on every document of the corpus. That a rebuilt chunker makes the same
+    chunks is a property of the code, not of the document: the corpus sample above and the
+    random documents check it (chunking everything twice doubled this sweep's cost)."""
     chunker = make_chunkers("cl100k_base")[name]
     for document in whole_corpus_documents:
-        check(chunker, document)
+        check(chunker, document, rebuilt=False)
