@@ -82,10 +82,9 @@ def mark_fences(parts: list[Piece], text: str, base: int) -> None:
     language) when it starts inside a fenced code block, the closing fence when it ends inside
     one. ``text`` is the whole unit (the unclipped one, for a unit clipped to a parent) and
     ``base`` its offset in the document; parts without offsets are left alone."""
-    lines = _fence_lines(text)
-    if lines is None:
+    if "```" not in text and "~~~" not in text:
         return
-    ends, states = lines
+    ends, states = _fence_lines(text)
     for part in parts:
         if part.start is None or part.end is None:
             continue
@@ -97,13 +96,11 @@ def mark_fences(parts: list[Piece], text: str, base: int) -> None:
         part.fence_close = after[1] if after else ""
 
 
-# A unit clipped to each of many parents is scanned once, not once per parent.
-@functools.lru_cache(maxsize=16)
-def _fence_lines(text: str) -> tuple[tuple[int, ...], tuple[tuple[str, str] | None, ...]] | None:
-    """The offset after each line of ``text`` and the fenced block open after it, or None
-    for text without a fence."""
-    if "```" not in text and "~~~" not in text:
-        return None
+# A unit clipped to each of its parents in turn is scanned once, not once per parent; only
+# fenced units are kept, the last few.
+@functools.lru_cache(maxsize=4)
+def _fence_lines(text: str) -> tuple[tuple[int, ...], tuple[tuple[str, str] | None, ...]]:
+    """The offset after each line of ``text`` and the fenced block open after it."""
     ends: list[int] = []  # the offset after each line (relative to ``text``)
     states: list[tuple[str, str] | None] = []  # the open block after each line
     inside: tuple[str, str] | None = None

@@ -69,6 +69,8 @@ __all__ = [
     "AFTER_TAG",
     "AUTOMATION_TAG",
     "MAX_ATTEMPTS",
+    "RANGE_END_TAG",
+    "RANGE_START_TAG",
     "WORK_TAG",
     "build_sensors",
     "ingest_tick",
@@ -113,9 +115,13 @@ def _never_materialized(instance: Any, asset: str, partitions: list[str]) -> lis
     return [p for p in partitions if p not in made]
 
 
+# The run tags by which a run covers a partition range (Dagster's names).
+RANGE_START_TAG, RANGE_END_TAG = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
 def range_tags(start: str, end: str) -> dict[str, str]:
     """Run tags that make one run cover the partition range ``start``..``end``."""
-    return {"dagster/asset_partition_range_start": start, "dagster/asset_partition_range_end": end}
+    return {RANGE_START_TAG: start, RANGE_END_TAG: end}
 
 
 def _registrations(

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ingest_assets.defs.sensors import RANGE_END_TAG, RANGE_START_TAG
+
 __all__ = ["ROOT", "CheckExecution", "DagsterDev", "DagsterDevError", "Run", "group_pids"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +40,6 @@ LOCATION = "ingest"  # [tool.dagster] code_location_name
 REPOSITORY = "__repository__"  # the repository Dagster makes of a Definitions object
 ASSET_JOB = "__ASSET_JOB"  # the implicit job the UI launches asset selections in
 PARTITION_TAG = "dagster/partition"
-RANGE_START_TAG, RANGE_END_TAG = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 ACTIVE = frozenset({"QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING"})
 _REPO = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}
 

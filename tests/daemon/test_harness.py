@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ingest_assets.defs.sensors import RANGE_END_TAG, RANGE_START_TAG
 from ingest_assets.engine import SHARDS
 from tests.daemon.conftest import Workspace
 from tests.daemon.harness import DagsterDev, DagsterDevError, group_pids
@@ -104,8 +105,7 @@ def test_seeded_store_shows_ingest_runs_and_check_results(
     )
     chunks = [r for r in runs if r.job_name == "chunks_job"]
     assert all(r.status == "SUCCESS" for r in chunks)
-    ranges = {(r.tags["dagster/asset_partition_range_start"], r.tags["dagster/asset_partition_range_end"]): r
-              for r in chunks}  # fmt: skip
+    ranges = {(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]): r for r in chunks}
     (low, high), run = min(ranges.items())
     shard = low.split("|")[1]
     metadata = dev.latest_materialization("child_chunks", f"{key}|{shard}")

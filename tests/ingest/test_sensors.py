@@ -31,6 +31,8 @@ from ingest_assets.defs.sensors import (
     AFTER_TAG,
     AUTOMATION_TAG,
     MAX_ATTEMPTS,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
     WORK_TAG,
     build_sensors,
     queues_after,
@@ -45,7 +47,6 @@ from tests.ingest.conftest import Pipeline, plan_spec
 
 # The sensors as the code location defines them (the interval plays no part in a direct tick).
 SENSORS = {sensor.name: sensor for sensor in build_sensors(Settings.model_construct())}
-RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -77,7 +78,7 @@ def _partitions(request: RunRequest) -> str:
     """A request's partition, or its range as ``first..last``."""
     if request.partition_key is not None:
         return request.partition_key
-    return f"{request.tags[RANGE_START]}..{request.tags[RANGE_END]}"
+    return f"{request.tags[RANGE_START_TAG]}..{request.tags[RANGE_END_TAG]}"
 
 
 def _backfill_partitions(request: RunRequest) -> list[str]:
