@@ -123,25 +123,27 @@ def test_seeded_store_shows_ingest_runs_and_check_results(
     assert dev.wait_for_run(run_id).status == "SUCCESS", dev.run_errors(run_id)
 
 
+@SHARED
 def test_reload_after_a_plans_edit_reports_a_bad_plan_then_loads_the_fixed_one(
-    start_dagster_dev: Callable[..., DagsterDev], plans_file: Path
+    dagster_dev: DagsterDev, shared_workspace: Workspace
 ) -> None:
-    dev = start_dagster_dev()
+    plans_file = shared_workspace.plans_file
     good = plans_file.read_text()
     plans_file.write_text(good.replace("chunk_size: 256", "chunk_size: -5"))
     with pytest.raises(DagsterDevError, match=r"PlanError: .*plan 'default', route 'chat', child chunker"):
-        dev.reload()
+        dagster_dev.reload()
     plans_file.write_text(good.replace("chunk_size: 256", "chunk_size: 200"))
-    assert set(dev.reload()) == ASSETS
+    assert set(dagster_dev.reload()) == ASSETS
 
 
-def test_stop_leaves_no_process_of_the_group(start_dagster_dev: Callable[..., DagsterDev]) -> None:
-    dev = start_dagster_dev()
-    pgid = dev.process.pid
+@SHARED
+def test_stop_leaves_no_process_of_the_group(dagster_dev: DagsterDev) -> None:
+    """The module's last test: it stops the shared instance (the fixture's stop then does nothing)."""
+    pgid = dagster_dev.process.pid
     members = group_pids(pgid)
     assert len(members) >= 4, members  # dagster dev, code server, webserver, daemon (at least)
     started = time.monotonic()
-    dev.stop()
+    dagster_dev.stop()
     assert group_pids(pgid) == [] and time.monotonic() - started < 25
     assert not [pid for pid in members if _alive(pid)]
-    dev.stop()  # idempotent
+    assert dagster_dev.stop() == 0.0  # idempotent

@@ -10,9 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
-from dagster._core.instance.ref import InstanceRef
+import pytest
+from dagster import DagsterRunStatus, RunsFilter
 
+from ingest_assets.defs.private import instance_at
 from tests.ingest.conftest import SAMPLE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,6 +26,7 @@ def _command(tmp: Path) -> tuple[list[str], dict[str, str]]:
     return args, env
 
 
+@pytest.mark.slow  # two `ingest run` processes, one killed
 def test_run_after_a_killed_run_with_the_same_home_completes(tmp_path: Path) -> None:
     shutil.copytree(SAMPLE, tmp_path / "inbox")
     (tmp_path / "home").mkdir()
@@ -32,7 +34,9 @@ def test_run_after_a_killed_run_with_the_same_home_completes(tmp_path: Path) -> 
     args, env = _command(tmp_path)
     victim = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)  # fmt: skip
-    instance = DagsterInstance.from_ref(InstanceRef.from_dir(str(tmp_path / "home")))
+    # Opened as ``ingest run`` opens it (under the home's lock): opening a new home beside the
+    # victim without the lock races it to create the SQLite tables.
+    instance = instance_at(tmp_path / "home")
     deadline = time.monotonic() + 120
     started = []
     while not started and time.monotonic() < deadline and victim.poll() is None:

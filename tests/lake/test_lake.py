@@ -101,12 +101,14 @@ _WRITER = textwrap.dedent("""\
     import contextlib, datetime, json, sys, time, uuid
     from ingest_assets.store import IngestStore, SourceRow, lake_lock
     from ingest_assets.store.writes import source_rows, supersede
-    location, name, start, shard, lockless = sys.argv[1:6]
+    location, name, shard, lockless = sys.argv[1:5]
     if lockless == "1":  # a writer that does not take the write locks (as another tool)
         lake_lock.write_lock = lambda *args: contextlib.nullcontext()
     store = IngestStore(location)
     store.check()
-    while time.time() < float(start):
+    print("ready", flush=True)  # imported and connected: the parent then sends the start time
+    start = float(sys.stdin.readline())
+    while time.time() < start:
         time.sleep(0.005)
     held = []
     for round in range(20):
@@ -136,13 +138,20 @@ def _race_two_writers(location: str, shards: tuple[str, str], lockless: tuple[bo
     """Two processes writing 12 sources each 20 times from the same instant, in transactions
     over ``shards`` (``"store"``: the whole store); their reports."""
     IngestStore(location).check()
-    start = str(time.time() + 4.0)  # both start writing at once
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, location, name, start, shard, str(int(bare))],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen([sys.executable, "-c", _WRITER, location, name, shard, str(int(bare))], env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for name, shard, bare in zip("ab", shards, lockless, strict=True)
     ]  # fmt: skip
+    # Both start writing at one instant, once both have imported and opened the store.
+    for proc in procs:
+        ready = proc.stdout.readline()
+        assert ready == "ready\n", (ready, proc.stderr.read()[-2000:] if proc.poll() is not None else "")
+    start = f"{time.time() + 0.2}\n"
+    for proc in procs:
+        proc.stdin.write(start)
+        proc.stdin.flush()  # communicate() closes it
     outputs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
     rows = IngestStore(location).query("SELECT uri, content_hash FROM sources ORDER BY uri")

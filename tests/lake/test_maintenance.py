@@ -26,6 +26,7 @@ def _files(p: Pipeline) -> int:
     return p.rows("SELECT count(*) FROM ducklake_list_files(current_database(), 'chunks')")[0][0]
 
 
+@pytest.mark.slow  # the maintenance job through Dagster on a lake with three versions of the sample
 @pytest.mark.parametrize("backend", ["lake"], indirect=True)
 def test_maintenance_job_compacts_and_expires_and_keeps_the_views(backend: Backend, tmp_path: Path) -> None:
     pipeline = Pipeline(tmp_path, backend.location)
