@@ -4,7 +4,6 @@ and a CSV of 200k rows. Slow (they are big), so they run with ``-m slow``."""
 from __future__ import annotations
 
 import csv
-import time
 from pathlib import Path
 
 import pytest
@@ -25,9 +24,9 @@ def test_fifty_megabyte_line_and_200k_row_csv(tmp_path: Path) -> None:
         writer.writerow(["id", "name", "note"])
         writer.writerows([i, f"name {i}", "a note, with a comma"] for i in range(200_000))
     db = tmp_path / "i.duckdb"
-    started = time.monotonic()
+    # Completes (run_cli's timeout bounds a hang); how fast is for the benchmarks, not a wall
+    # clock here, which a loaded CI machine stretches past any fixed bound.
     summary = run_cli(tmp_path, inbox, db, write_plans(tmp_path / "plans.yaml"))
-    assert time.monotonic() - started < 300
     store = IngestStore(db)
     failures = dict(store.query("SELECT source_uri, error FROM ingest_failures"))
     (line_uri,) = [uri for uri in failures if uri.endswith("one-line.txt")]
