@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
 
 from ingest_assets.defs.assets import child_chunks, documents, embeddings, graph_nodes, parent_chunks
+from ingest_assets.defs.private import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine.keys import SHARDS, is_chunk_partition, plan_and_shard
 from ingest_assets.store import IngestStore, invariants
@@ -29,11 +30,7 @@ from ingest_assets.store.store import ROLES
 __all__ = ["CHECKS"]
 
 Rule = Callable[[IngestStore], list[str]]
-START, END, PARTITION = (
-    "dagster/asset_partition_range_start",
-    "dagster/asset_partition_range_end",
-    "dagster/partition",
-)
+START, END, PARTITION = ASSET_PARTITION_RANGE_START_TAG, ASSET_PARTITION_RANGE_END_TAG, "dagster/partition"
 
 
 def _result(rules: dict[str, list[str]], severity: AssetCheckSeverity, **extra: object) -> AssetCheckResult:

@@ -9,9 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from dagster import AssetKey, DagsterInstance, DagsterRun, RunRequest
+
+# The run tags by which one run covers a partition range: Dagster sets them on a single-run
+# backfill's runs and reads them to record each partition's materialization; the sensor and
+# ``ingest run`` set them on their own range runs. No public name exists for them.
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from filelock import FileLock
 
 __all__ = [
+    "ASSET_PARTITION_RANGE_END_TAG",
+    "ASSET_PARTITION_RANGE_START_TAG",
     "backfill_partitions",
     "backfill_request",
     "backfills_with",

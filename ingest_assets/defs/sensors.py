@@ -57,7 +57,12 @@ from dagster import (
 from ingest_assets.defs.forecast import forecast_observations
 from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
 from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
-from ingest_assets.defs.private import backfill_request, backfills_with
+from ingest_assets.defs.private import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+    backfill_request,
+    backfills_with,
+)
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import SHARDS, IngestEngine
 from ingest_assets.engine.keys import chunk_partition, is_chunk_partition, plan_and_shard, stretches
@@ -115,8 +120,8 @@ def _never_materialized(instance: Any, asset: str, partitions: list[str]) -> lis
     return [p for p in partitions if p not in made]
 
 
-# The run tags by which a run covers a partition range (Dagster's names).
-RANGE_START_TAG, RANGE_END_TAG = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+# The run tags by which a run covers a partition range (Dagster's own, see .private).
+RANGE_START_TAG, RANGE_END_TAG = ASSET_PARTITION_RANGE_START_TAG, ASSET_PARTITION_RANGE_END_TAG
 
 
 def range_tags(start: str, end: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from chunking import Document
 from ingest_assets.defs.resources import DuckDBStore
+from ingest_assets.defs.sensors import RANGE_END_TAG, RANGE_START_TAG
 from ingest_assets.engine import IngestEngine, shard_of
 from ingest_assets.engine.keys import stretches
 from ingest_assets.plans import load_plans
@@ -19,7 +20,7 @@ from ingest_assets.settings import Settings
 from tests.ingest.conftest import Pipeline, plan_spec
 
 ROOT = Path(__file__).resolve().parents[2]
-START, END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+START, END = RANGE_START_TAG, RANGE_END_TAG
 
 
 def _runs(pipeline: Pipeline) -> list[tuple[str, str, str]]:

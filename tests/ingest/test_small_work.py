@@ -14,11 +14,12 @@ from typing import Any
 
 from dagster import DagsterEventType
 
+from ingest_assets.defs.sensors import RANGE_END_TAG, RANGE_START_TAG
 from ingest_assets.engine import shard_of
 from ingest_assets.store import invariants
 from tests.ingest.conftest import Pipeline, plan_spec
 
-START, END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+START, END = RANGE_START_TAG, RANGE_END_TAG
 ROOT = Path(__file__).resolve().parents[2]
 # What a no-op never needs: Dagster, chonkie (with httpx), pyarrow and numpy.
 HEAVY = ("dagster", "chonkie", "httpx", "pyarrow", "numpy")
