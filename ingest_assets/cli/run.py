@@ -2,7 +2,8 @@
 
 It executes the same jobs the UI launches, in this process: one partition-range run of
 ``documents_job`` per stretch of consecutive shards with source work, then one of
-``chunks_job`` per plan key and stretch with chunk work. Runs are recorded in
+``chunks_job`` per plan key and stretch with chunk work (a shard never materialized counts as
+work, so a new store takes one run of each). Runs are recorded in
 ``$DAGSTER_HOME`` (default ``./.dagster_home``, configured by ``./dagster.yaml``), so
 ``dagster dev`` with the same DAGSTER_HOME shows them. The summary is read from what the store
 recorded of those runs (:class:`~ingest_assets.engine.summary.RunSummary`).
@@ -11,6 +12,7 @@ recorded of those runs (:class:`~ingest_assets.engine.summary.RunSummary`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from typing import Any
@@ -103,23 +105,32 @@ def run_pipeline(
         view.check()  # missing: created; unwritable, foreign or unknown schema: StoreError now
         todo = IngestEngine(view, settings.inbox, plans, settings).pending(SHARDS)
     run_ids: list[str] = []
+    covered = todo  # the shards the runs cover; the summary counts the others as reused
     if not todo.empty:
         from ingest_assets.defs.launch import Launcher
 
         launcher = Launcher(settings, keys, instance)
         # One run per stretch of consecutive shards with work: a shard without work is not
-        # materialized, so each partition's latest materialization is its own work.
-        for run in stretches(todo.documents):
-            run_ids.append(launcher.execute("documents_job", run[0], run[-1]))
+        # materialized, so each partition's latest materialization is its own work. A shard
+        # never materialized is work too (its first materialization records it empty), so on a
+        # new store each job is one run over every shard.
+        covered = dataclasses.replace(todo, chunks=dict(todo.chunks))  # what the runs cover
+        if todo.documents:
+            covered.documents = sorted({*todo.documents, *launcher.never_materialized()})
+            for run in stretches(covered.documents):
+                run_ids.append(launcher.execute("documents_job", run[0], run[-1]))
         for key in keys:
-            for run in stretches(todo.chunks.get(key, [])):
+            if not todo.chunks.get(key):
+                continue
+            covered.chunks[key] = sorted({*todo.chunks[key], *launcher.never_materialized(key)})
+            for run in stretches(covered.chunks[key]):
                 first, last = chunk_partition(key, run[0]), chunk_partition(key, run[-1])
                 run_ids.append(launcher.execute("chunks_job", first, last))
     with view.session():  # one connection for the summary's reads
         return RunSummary.of_runs(
             view,
             run_ids,
-            todo,
+            covered,
             keys,
             runs=len(run_ids),
             database=str(settings.database),

@@ -13,9 +13,10 @@ from typing import Any
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from ingest_assets.defs import build_definitions
-from ingest_assets.defs.partitions import PLAN_DIMENSION
+from ingest_assets.defs.partitions import PLAN_DIMENSION, never_materialized
 from ingest_assets.defs.private import free_pool_slots, instance_at
 from ingest_assets.defs.sensors import range_tags
+from ingest_assets.engine.keys import plan_and_shard
 from ingest_assets.settings import Settings
 
 __all__ = ["HOST_TAG", "PID_TAG", "Launcher", "dagster_home"]
@@ -76,6 +77,12 @@ class Launcher:
             if pid and pid != os.getpid() and not _alive(pid):
                 self.instance.report_run_failed(run, message=f"ingest run process {pid} is gone (killed)")
                 free_pool_slots(self.instance, run)
+
+    def never_materialized(self, plan_key: str | None = None) -> list[str]:
+        """The shards of the documents assets (``plan_key`` None) or of ``plan_key``'s chunk
+        assets never materialized (see :func:`.partitions.never_materialized`)."""
+        unmade = never_materialized(self.instance, plan_key)
+        return unmade if plan_key is None else [plan_and_shard(p)[1] for p in unmade]
 
     def execute(self, job: str, start: str, end: str) -> str:
         """Run ``job`` over the partition range ``start``..``end``; returns the run's id (its

@@ -21,7 +21,9 @@ that served keep theirs, with their history.
    stretch of consecutive shards with work (an edit's new version, a catch-up); for a key that
    is not live (a new or returning plan key, building beside the live one) one asset backfill
    of the four chunk assets over its shards with work, listed on the *Backfills* page. Only
-   partitions with work are materialized, so each materialization is a partition's own.
+   partitions with work are materialized, so each materialization is a partition's own; a
+   partition never materialized (a shard no file has landed in yet) counts as work, so a new
+   store's first runs cover every shard and no partition stays "missing".
 4. Run keys (and backfill tags) derive from the pending work (``Pending.keys``) and the number
    of earlier failed attempts at it: the same work is never launched twice while it succeeds, a
    failed attempt is retried (at most ``MAX_ATTEMPTS`` times, then the tick says so), and any
@@ -56,7 +58,7 @@ from dagster import (
 
 from ingest_assets.defs.forecast import forecast_observations
 from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
-from ingest_assets.defs.partitions import PLAN_DIMENSION, plan_partitions
+from ingest_assets.defs.partitions import PLAN_DIMENSION, never_materialized, plan_partitions
 from ingest_assets.defs.private import (
     ASSET_PARTITION_RANGE_END_TAG,
     ASSET_PARTITION_RANGE_START_TAG,
@@ -112,12 +114,6 @@ def _stretches(partitions: list[str]) -> list[list[str]]:
 
 def _digest(keys: list[str]) -> str:
     return keys[0] if len(keys) == 1 else hashlib.sha256(",".join(keys).encode()).hexdigest()[:16]
-
-
-def _never_materialized(instance: Any, asset: str, partitions: list[str]) -> list[str]:
-    """Which of ``partitions`` of ``asset`` have no materialization at all."""
-    made = instance.get_materialized_partitions(AssetKey(asset))
-    return [p for p in partitions if p not in made]
 
 
 # The run tags by which a run covers a partition range (Dagster's own, see .private).
@@ -317,25 +313,27 @@ def _requests(
     """The runs and backfills for ``pending``, and the partitions given up on; with ``chain``,
     a documents run's chunk runs queued behind it."""
     instance = context.instance
-    # Partitions never materialized (a shard with no file yet) get a run too, once the rest is
-    # done, so every partition shows what the store holds there, not "missing".
-    unmade = _never_materialized(instance, "documents", list(SHARDS))
+    # A never-materialized partition (a shard no file has landed in yet) is work of its
+    # definition's next run (partitions.never_materialized): documents first, then chunks.
+    unmade = never_materialized(instance)
     if pending.documents or unmade:
-        groups = {None: sorted({*pending.documents, *unmade})}
+        groups: dict[str | None, list[str]] = {None: sorted({*pending.documents, *unmade})}
         job, assets = "documents", DOCUMENT_ASSETS
     else:
         job, assets = "chunks", CHUNK_ASSETS
-        groups = {
-            key: [chunk_partition(key, shard) for shard in shards] for key, shards in pending.chunks.items()
-        }
         known = set(instance.get_dynamic_partitions(PLAN_DIMENSION))
+        groups = {}
         for plan in plans:
-            if states.get(plan.key) == "live" and plan.key not in groups:
-                every = [chunk_partition(plan.key, shard) for shard in SHARDS]
-                idle = _never_materialized(instance, "graph_nodes", every)
-                if idle:
-                    groups[plan.key] = idle
-        groups = {key: parts for key, parts in groups.items() if key in known}  # registered first
+            if plan.key not in known:
+                continue  # registered first
+            shards = pending.chunks.get(plan.key, [])
+            # A key being built covers its empty shards only with its own work: alone they
+            # would build nothing.
+            if shards or states.get(plan.key) == "live":
+                partitions = {chunk_partition(plan.key, shard) for shard in shards}
+                partitions |= set(never_materialized(instance, plan.key))
+                if partitions:
+                    groups[plan.key] = sorted(partitions)
     requests, exhausted = [], []
     for plan_key, partitions in groups.items():
         if plan_key is not None and states.get(plan_key) != "live":

@@ -20,7 +20,7 @@ import yaml
 from dagster import DagsterInstance
 
 from ingest_assets.cli import run_pipeline
-from ingest_assets.engine import IngestEngine
+from ingest_assets.engine import SHARDS, IngestEngine
 from ingest_assets.engine.keys import stretches
 from ingest_assets.engine.summary import RunSummary
 from ingest_assets.plans import Plan, _plans_at, load_plans
@@ -59,6 +59,8 @@ class Pipeline:
         self.db = root / "ingest.duckdb" if store is None else store
         self.plans_file = root / "plans.yaml"
         self.instance = DagsterInstance.ephemeral()
+        # Per store: the (plan key or None, shard) partitions the engine driver's runs covered.
+        self._covered: dict[str, set[tuple[str | None, str]]] = {}
         self.write_plans(default=plan_spec())
 
     def write_plans(self, **plans: dict[str, Any]) -> None:
@@ -82,8 +84,15 @@ class Pipeline:
         plans = self.plans()
         report = IngestEngine(store, self.inbox, plans).run_pending()
         todo = report.pending
-        # ``ingest run`` launches one run per stretch of consecutive shards with work.
-        runs = len(stretches(todo.documents)) + sum(len(stretches(s)) for s in todo.chunks.values())
+        # ``ingest run`` launches one run per stretch of consecutive shards with work, counting
+        # as work the partitions no earlier run covered (here: no earlier run of this driver).
+        made = self._covered.setdefault(str(self.db), set())
+        runs = 0
+        for key, shards in [(None, todo.documents), *todo.chunks.items()]:
+            if shards:
+                covered = {*shards, *(s for s in SHARDS if (key, s) not in made)}
+                runs += len(stretches(covered))
+                made |= {(key, s) for s in covered}
         keys = [plan.key for plan in plans]
         summary = RunSummary.of_runs(store, [store.run_id], todo, keys, runs=runs, database=str(self.db))
         return summary.to_json()

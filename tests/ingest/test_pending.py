@@ -14,7 +14,6 @@ from chunking import Document
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.defs.sensors import RANGE_END_TAG, RANGE_START_TAG
 from ingest_assets.engine import IngestEngine, shard_of
-from ingest_assets.engine.keys import stretches
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
 from tests.ingest.conftest import Pipeline, plan_spec
@@ -38,15 +37,13 @@ def test_the_resource_defaults_are_the_settings_defaults() -> None:
     assert DuckDBStore.from_settings(Settings.model_construct()) == DuckDBStore()
 
 
-def _stretches_with_documents(pipeline: Pipeline) -> list[list[str]]:
-    """The stretches of consecutive shards that hold documents (one run each)."""
-    return stretches(shard for (shard,) in pipeline.rows("SELECT DISTINCT shard FROM current_documents"))
-
-
 def test_noop_run_launches_no_run_and_reports_everything_reused(pipeline: Pipeline) -> None:
     first = pipeline.run()
-    # A documents run and a chunks run per stretch of shards with files, none for empty shards.
-    launched = 2 * len(_stretches_with_documents(pipeline))
+    # A new store: one documents run and one chunks run, each over every shard (a shard no file
+    # landed in is materialized too, as empty).
+    (key,) = first["plans"]
+    assert _runs(pipeline) == [("documents_job", "00", "07"), ("chunks_job", f"{key}|00", f"{key}|07")]
+    launched = 2
     assert len(pipeline.instance.get_runs()) == launched == first["runs"]
     before = pipeline.snapshot()
     summary = pipeline.run()
@@ -99,11 +96,8 @@ def test_a_plan_change_launches_the_chunk_job_of_that_plan_only(pipeline: Pipeli
     summary = pipeline.run()
     runs = _runs(pipeline)[runs_before:]
     large = next(key for key in summary["plans"] if key.startswith("large-"))
-    expected = [
-        ("chunks_job", f"{large}|{run[0]}", f"{large}|{run[-1]}")
-        for run in _stretches_with_documents(pipeline)
-    ]
-    assert runs == expected
+    # The new key's partitions were never materialized: one run over every shard.
+    assert runs == [("chunks_job", f"{large}|00", f"{large}|07")]
     assert summary["chunk_sets"]["parent"]["created"] == 0
 
 
