@@ -82,9 +82,10 @@ def mark_fences(parts: list[Piece], text: str, base: int) -> None:
     language) when it starts inside a fenced code block, the closing fence when it ends inside
     one. ``text`` is the whole unit (the unclipped one, for a unit clipped to a parent) and
     ``base`` its offset in the document; parts without offsets are left alone."""
-    if "```" not in text and "~~~" not in text:
+    lines = _fence_lines(text)
+    if lines is None:
         return
-    ends, states = _fence_lines(text)
+    ends, states = lines
     for part in parts:
         if part.start is None or part.end is None:
             continue
@@ -96,11 +97,14 @@ def mark_fences(parts: list[Piece], text: str, base: int) -> None:
         part.fence_close = after[1] if after else ""
 
 
-# A unit clipped to each of its parents in turn is scanned once, not once per parent; only
-# fenced units are kept, the last few.
+# A unit clipped to each of its parents in turn is scanned once, not once per parent (a long
+# unit without fences too: looking for one is a scan of the whole unit); the last few are kept.
 @functools.lru_cache(maxsize=4)
-def _fence_lines(text: str) -> tuple[tuple[int, ...], tuple[tuple[str, str] | None, ...]]:
-    """The offset after each line of ``text`` and the fenced block open after it."""
+def _fence_lines(text: str) -> tuple[tuple[int, ...], tuple[tuple[str, str] | None, ...]] | None:
+    """The offset after each line of ``text`` and the fenced block open after it; None when
+    ``text`` has no fence at all."""
+    if "```" not in text and "~~~" not in text:
+        return None
     ends: list[int] = []  # the offset after each line (relative to ``text``)
     states: list[tuple[str, str] | None] = []  # the open block after each line
     inside: tuple[str, str] | None = None
