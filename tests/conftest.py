@@ -22,6 +22,16 @@ settings.register_profile("quick", max_examples=QUICK)
 settings.load_profile("quick")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` go first, in their order: pytest-xdist hands out work in collection
+    order, so a long test started last kept one worker busy alone while the others sat idle.
+    Grouped tests keep their order (xdist starts the largest groups first anyway)."""
+    for item in items:
+        if item.get_closest_marker("long") and item.get_closest_marker("xdist_group"):
+            raise pytest.UsageError(f"{item.nodeid}: a test of an xdist_group cannot be marked long")
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: False first
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """On an xdist worker: hand this worker's figures to the controller."""
     output = getattr(session.config, "workeroutput", None)

@@ -83,6 +83,7 @@ def test_chunker_keeps_contract_on_corpus(name: str, corpus_documents: list[Docu
         check(chunker, document)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(make_chunkers("character")))
 def test_chunker_keeps_contract_on_whole_corpus(name: str, whole_corpus_documents: list[Document]) -> None:

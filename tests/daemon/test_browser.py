@@ -67,6 +67,7 @@ def _new_run(dev: DagsterDev, before: set[str], partition: str, page: Any, timeo
     raise dev.fail(f"no run of child_chunks at {partition} within {timeout:.0f} s of the launch")
 
 
+@pytest.mark.long
 def test_materialize_one_child_chunks_partition_from_the_asset_page(
     start_dagster_dev: Callable[..., DagsterDev], workspace: Workspace, tmp_path: Path
 ) -> None:

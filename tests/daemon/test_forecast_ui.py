@@ -31,6 +31,7 @@ query ($key: AssetKeyInput!, $partitions: [String!]) {
 """
 
 
+@pytest.mark.long
 def test_a_new_plan_keys_forecast_shows_on_its_partition_page(
     start_dagster_dev: Callable[..., DagsterDev], workspace: Workspace, tmp_path: Path
 ) -> None:

@@ -158,6 +158,7 @@ def served_ws(
 
 # Its own waits bound it (the edit 180 s, the plan switch 600 s, going idle 300 s); the suite's
 # 600 s per test, shorter than those together, once stopped it on a loaded CI machine mid-switch.
+@pytest.mark.long
 @pytest.mark.timeout(1500)
 def test_a_reader_never_sees_a_partial_document_or_a_smaller_corpus(
     served_ws: tuple[Workspace, str, dict[str, str]],
@@ -210,6 +211,7 @@ def test_a_reader_never_sees_a_partial_document_or_a_smaller_corpus(
     assert reader.served == {"default": documents} and reader.gaps == {}
 
 
+@pytest.mark.long
 def test_with_the_sensor_off_a_reload_lists_the_new_key_and_one_backfill_builds_it(
     workspace: Workspace,
 ) -> None:

@@ -31,6 +31,7 @@ def corpus_plan(child: int = 256) -> dict[str, Any]:
     }
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_corpus_fresh_noop_child_change_and_edit(tmp_path: Path) -> None:
     if not CORPUS.is_dir():

@@ -104,6 +104,7 @@ def test_a_deleted_file_leaves_the_views_at_once(pipeline: Pipeline) -> None:
     }
 
 
+@pytest.mark.long
 def test_a_plan_switch_never_shrinks_the_served_corpus(pipeline: Pipeline) -> None:
     engine = pipeline.engine()
     engine.run_pending()

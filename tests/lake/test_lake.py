@@ -276,6 +276,7 @@ def _contents(store: IngestStore) -> dict[str, list[tuple]]:
     return found
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_eight_shard_runs_in_parallel_equal_a_serial_run(
     postgres_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -12,6 +12,7 @@ from ingest_assets.store import IngestStore, invariants
 from tests.reliability.conftest import FIGURES, copy_sample, run_cli, write_plans
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_fifty_megabyte_line_and_200k_row_csv(tmp_path: Path) -> None:
     inbox = copy_sample(tmp_path / "inbox")

@@ -124,6 +124,7 @@ def _kill_trials(tmp: Path, delays: list[float], seed: int, db: str | Path | Non
     FIGURES["kill_reused_sets"] += before["parent"] + before["child"]
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["lake"], indirect=True)
 def test_sigkill_at_random_points_then_rerun_completes(tmp_path: Path, backend: Backend) -> None:
@@ -133,6 +134,7 @@ def test_sigkill_at_random_points_then_rerun_completes(tmp_path: Path, backend: 
     _kill_trials(tmp_path, [rng.uniform(4.0, 8.0)], seed=0, db=backend.location)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_twenty_sigkill_trials(tmp_path: Path) -> None:
     # 20 trials on 5 stores (four kills each at random points of the run, then a completing
