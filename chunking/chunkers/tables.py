@@ -27,6 +27,8 @@ from chunking.document import Document, Span, Unit
 __all__ = ["TableDrafter", "cell_spans", "column_names", "delimiter_of"]
 
 _DELIMITER_ROW = re.compile(r"^[\s|:+-]*$")
+# The least of a value worth a piece beside the headings that lead a row (in tokens).
+_LEAST_VALUE = 4
 
 
 def delimiter_of(document: Document) -> str:
@@ -243,9 +245,13 @@ class TableDrafter:
             if lead is None:
                 return [Draft([piece], tokens)], None
             return [Draft([*lead.pieces, piece], tokens + lead.tokens + self.blank, exact=False)], None
+        values = self.count_many([f"{_name(names, i)}: {full[a:b]}" for i, a, b in kept])
         drafts: list[Draft] = []
-        if lead is not None and lead.tokens + self.blank > self.size // 2:
-            drafts.append(lead)  # headings too big to share a piece of a row: on their own
+        # Headings go on with the row's first piece, its first value cut finer if need be (a
+        # chunk of headings alone finds nothing), unless not even a bit of a value fits beside.
+        first_name = self.count(f"{_name(names, kept[0][0])}: ")
+        if lead is not None and lead.tokens + self.blank + first_name + _LEAST_VALUE > self.size:
+            drafts.append(lead)
             lead = None
         key_index, key_a, key_b = filled[0]
         key_line = f"{_name(names, key_index)}: {full[key_a:key_b]}"
@@ -253,12 +259,12 @@ class TableDrafter:
         if key_cost > self.size // 4:  # a key too long to repeat: pieces go without it
             key_cost = 0
         lead_cost = (lead.tokens + self.blank) if lead else 0
-        # (name, value start, value end) in ``full``; a value too big for a piece is cut.
+        # (name, value start, value end) in ``full``; a value too big for a piece is cut (the
+        # first piece, which the headings lead, cuts its first value finer when packed).
         cells: list[tuple[str, int, int]] = []
-        values = self.count_many([f"{_name(names, i)}: {full[a:b]}" for i, a, b in kept])
         for (i, a, b), tokens in zip(kept, values, strict=True):
             name = _name(names, i)
-            room = self.size - lead_cost - (0 if key_a <= a < key_b else key_cost) - 2
+            room = self.size - (0 if key_a <= a < key_b else key_cost) - 2
             if tokens <= room:
                 cells.append((name, a, b))
                 continue

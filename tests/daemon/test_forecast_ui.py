@@ -74,9 +74,11 @@ def test_a_new_plan_keys_forecast_shows_on_its_partition_page(
             items.first.wait_for()
             for index in range(items.count()):
                 items.nth(index).click()
-                page.wait_for_timeout(500)
-                if forecast.count():
+                try:  # an event's details take a moment to render (longer on a loaded machine)
+                    forecast.first.wait_for(timeout=5_000)
                     break
+                except sync_api.TimeoutError:
+                    continue
             forecast.first.wait_for()
             page.screenshot(path=shots / "forecast-observation.png", full_page=True)
             assert page.get_by_text(f"Partition {partition} observed").count() == 1
