@@ -69,18 +69,25 @@ def test_a_new_plan_keys_forecast_shows_on_its_partition_page(
             page.goto(f"{dev.url}/assets/parent_chunks?view=events", wait_until="networkidle")
             _skip_community_dialog(page)
             forecast = page.get_by_text("forecast_child_sets_created")
-            # The list holds the key's materializations too: open its events until the observation.
             items = page.get_by_text(partition, exact=True)
             items.first.wait_for()
-            for index in range(items.count()):
-                items.nth(index).click()
-                try:  # an event's details take a moment to render (longer on a loaded machine)
-                    forecast.first.wait_for(timeout=5_000)
-                    break
-                except sync_api.TimeoutError:
-                    continue
-            forecast.first.wait_for()
-            page.screenshot(path=shots / "forecast-observation.png", full_page=True)
+            # The list is newest first and drawn as it scrolls; the forecast, observed when the
+            # plans file changed, is the partition's oldest event: scroll to the end of the list.
+            items.first.hover()
+            for _ in range(30):
+                page.mouse.wheel(0, 2_000)
+                page.wait_for_timeout(200)
+            try:
+                for index in reversed(range(items.count())):
+                    items.nth(index).click()
+                    try:  # an event's details take a moment to render (longer on a loaded machine)
+                        forecast.first.wait_for(timeout=5_000)
+                        break
+                    except sync_api.TimeoutError:
+                        continue
+                forecast.first.wait_for()
+            finally:  # what the page showed, found or not
+                page.screenshot(path=shots / "forecast-observation.png", full_page=True)
             assert page.get_by_text(f"Partition {partition} observed").count() == 1
         finally:
             browser.close()
