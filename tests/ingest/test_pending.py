@@ -13,7 +13,7 @@ from typing import Any
 from chunking import Document
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.defs.sensors import RANGE_END_TAG, RANGE_START_TAG
-from ingest_assets.engine import IngestEngine, shard_of
+from ingest_assets.engine import SHARDS, IngestEngine, shard_of
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
 from tests.ingest.conftest import Pipeline, plan_spec
@@ -42,7 +42,8 @@ def test_noop_run_launches_no_run_and_reports_everything_reused(pipeline: Pipeli
     # A new store: one documents run and one chunks run, each over every shard (a shard no file
     # landed in is materialized too, as empty).
     (key,) = first["plans"]
-    assert _runs(pipeline) == [("documents_job", "00", "07"), ("chunks_job", f"{key}|00", f"{key}|07")]
+    low, high = SHARDS[0], SHARDS[-1]
+    assert _runs(pipeline) == [("documents_job", low, high), ("chunks_job", f"{key}|{low}", f"{key}|{high}")]
     launched = 2
     assert len(pipeline.instance.get_runs()) == launched == first["runs"]
     before = pipeline.snapshot()
@@ -97,7 +98,7 @@ def test_a_plan_change_launches_the_chunk_job_of_that_plan_only(pipeline: Pipeli
     runs = _runs(pipeline)[runs_before:]
     large = next(key for key in summary["plans"] if key.startswith("large-"))
     # The new key's partitions were never materialized: one run over every shard.
-    assert runs == [("chunks_job", f"{large}|00", f"{large}|07")]
+    assert runs == [("chunks_job", f"{large}|{SHARDS[0]}", f"{large}|{SHARDS[-1]}")]
     assert summary["chunk_sets"]["parent"]["created"] == 0
 
 
