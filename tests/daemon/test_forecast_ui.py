@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import yaml
@@ -20,6 +21,8 @@ from tests.daemon.test_browser import CHROMIUM, _skip_community_dialog
 pytestmark = pytest.mark.slow
 sync_api = pytest.importorskip("playwright.sync_api")
 
+# The nearest element around a partition's link in the events list that holds the event's time.
+EVENT_ROW = "xpath=ancestor::*[contains(., ' PM') or contains(., ' AM')][1]"
 Q_OBSERVATIONS = """
 query ($key: AssetKeyInput!, $partitions: [String!]) {
   assetOrError(assetKey: $key) {
@@ -68,18 +71,25 @@ def test_a_new_plan_keys_forecast_shows_on_its_partition_page(
             page.set_default_timeout(30_000)
             page.goto(f"{dev.url}/assets/parent_chunks?view=events", wait_until="networkidle")
             _skip_community_dialog(page)
+            # The events list holds every partition's events, newest first: filter it to the
+            # partition as a user does (Filter, Partition, the key), then open its events from
+            # the oldest, the forecast observed when the plans file changed.
+            page.get_by_role("button", name="Filter").click()
+            popover = page.locator("[data-radix-popper-content-wrapper]").last
+            popover.get_by_text("Partition", exact=True).click()
+            page.keyboard.type(partition)
+            popover.get_by_text(partition, exact=True).click()
+            page.wait_for_url(f"**partitions%5B0%5D={quote(partition, safe='')}*")
+            page.goto(page.url, wait_until="networkidle")  # the filtered list, its popover closed
             forecast = page.get_by_text("forecast_child_sets_created")
-            items = page.get_by_text(partition, exact=True)
-            items.first.wait_for()
-            # The list is newest first and drawn as it scrolls; the forecast, observed when the
-            # plans file changed, is the partition's oldest event: scroll to the end of the list.
-            items.first.hover()
-            for _ in range(30):
-                page.mouse.wheel(0, 2_000)
-                page.wait_for_timeout(200)
+            # Each event of the list is a row: its time on top (selects the event), the
+            # partition below (a link to the partition's page).
+            links = page.get_by_text(partition, exact=True)
             try:
-                for index in reversed(range(items.count())):
-                    items.nth(index).click()
+                links.first.wait_for()
+                for index in reversed(range(links.count())):
+                    row = links.nth(index).locator(EVENT_ROW)
+                    row.click(position={"x": 20, "y": 8})
                     try:  # an event's details take a moment to render (longer on a loaded machine)
                         forecast.first.wait_for(timeout=5_000)
                         break
