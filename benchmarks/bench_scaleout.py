@@ -5,12 +5,13 @@ one run of this script.
     python benchmarks/bench_scaleout.py                         # the shared corpus x3 and x10
     python benchmarks/bench_scaleout.py --copies 3              # x3 only, when time is short
     python benchmarks/bench_scaleout.py --processes 1,2,4       # also 4 processes
+    python benchmarks/bench_scaleout.py --copies 3 --repeat 3   # medians of three rounds
 
 Every run starts from an empty store and goes through parse, parent and child chunking and graph
 records of every document. Each process uses one worker (INGEST_WORKERS=1), so N processes use N
 cores: what the lake gives with N machines is then read off the 1- and 2-process times. The 8
-shards are dealt out by their bytes, each process an arc of the shard ring (at most two runs of
-each job: ``ingest shards``), each with a Dagster home of its own.
+shards are dealt out by their bytes, each process a range of consecutive shards (one run of each
+job: ``ingest shards``), each with a Dagster home of its own.
 
 The serial share f is measured directly (the seconds one process spent waiting for write locks
 or holding the store lock alone, over its time) and estimated from the speedup S(P) = T(1) /
@@ -26,6 +27,7 @@ import itertools
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -86,21 +88,20 @@ def _lock_times(outputs: list[str]) -> dict[str, float]:
 
 def _groups(inbox: Path, count: int) -> list[list[str]]:
     """The 8 shards dealt to ``count`` processes as a scheduler that knows the files would: each
-    process gets an arc of the shard ring (so at most two runs of each job), the arcs chosen to
-    even out the bytes each process parses and chunks."""
+    process a range of consecutive shards, so one run of each job (a backfill split into runs of
+    consecutive shards does the same), the ranges chosen to even out the bytes each process
+    parses and chunks."""
     sizes = dict.fromkeys(SHARDS, 0)
     for found in walk_inbox(inbox).files:
         sizes[shard_of(Document.node_id_for(found.uri))] += found.stat.st_size
     n = len(SHARDS)
     best: tuple[int, list[list[str]]] | None = None
-    for start in range(n):
-        ring = [SHARDS[(start + i) % n] for i in range(n)]
-        for cuts in itertools.combinations(range(1, n), count - 1):
-            bounds = [0, *cuts, n]
-            arcs = [ring[bounds[i] : bounds[i + 1]] for i in range(count)]
-            heaviest = max(sum(sizes[s] for s in arc) for arc in arcs)
-            if best is None or heaviest < best[0]:
-                best = (heaviest, [sorted(arc) for arc in arcs])
+    for cuts in itertools.combinations(range(1, n), count - 1):
+        bounds = [0, *cuts, n]
+        ranges = [list(SHARDS[bounds[i] : bounds[i + 1]]) for i in range(count)]
+        heaviest = max(sum(sizes[s] for s in shards) for shards in ranges)
+        if best is None or heaviest < best[0]:
+            best = (heaviest, ranges)
     assert best is not None
     return best[1]
 
@@ -114,37 +115,50 @@ def _new_lake(pg: dict[str, str], root: Path, name: str) -> dict[str, str]:
     return {"INGEST_STORE": f"ducklake:postgres:dbname={name} {conninfo}", "INGEST_LAKE_DATA": str(data)}
 
 
-def _one_size(root: Path, pg: dict[str, str], corpus: Path, copies: int, processes: str) -> dict[str, Any]:
-    """The file and 1, 2, ... lake processes over the corpus ``copies`` times, and the figures."""
+def _one_size(
+    root: Path, pg: dict[str, str], corpus: Path, copies: int, processes: str, repeat: int
+) -> dict[str, Any]:
+    """The file and 1, 2, ... lake processes over the corpus ``copies`` times, ``repeat``
+    rounds (each configuration once a round, every store new), and the figures: each
+    configuration's median round."""
     root.mkdir()
     inbox = _inbox(root, corpus, copies)
     plans = root / "plans.yaml"
     shutil.copyfile(ROOT / "plans.yaml", plans)
     common = {"INGEST_INBOX": str(inbox), "INGEST_PLANS": str(plans)}
     files = len(list(p for p in inbox.rglob("*") if p.is_file()))
-    figures: dict[str, float] = {}
-    cli = [sys.executable, "-m", "ingest_assets.cli", "run"]
-    figures["file, 1 process"], _ = _timed(
-        [(cli, _env(root, "file", {**common, "INGEST_DUCKDB": str(root / "i.duckdb")}))]
-    )
-    locks: dict[str, dict[str, float]] = {}
+    rounds: dict[str, list[float]] = {}
+    locks_by_round: dict[str, list[dict[str, float]]] = {}
     groups_used: dict[str, list[list[str]]] = {}
-    for count in (int(p) for p in processes.split(",")):
-        lake = _new_lake(pg, root, f"lake{copies}x{count}")
-        groups = groups_used[str(count)] = _groups(inbox, count)
-        commands = [
-            ([sys.executable, "-m", "ingest_assets.cli", "shards", *group],
-             _env(root, f"lake{count}-{i}", {**common, **lake}))
-            for i, group in enumerate(groups)
-        ]  # fmt: skip
-        name = f"lake, {count} process{'es' if count > 1 else ''}"
-        figures[name], outputs = _timed(commands)
-        locks[name] = _lock_times(outputs)
+    cli = [sys.executable, "-m", "ingest_assets.cli", "run"]
+    for round_ in range(repeat):
+        store = {**common, "INGEST_DUCKDB": str(root / f"i{round_}.duckdb")}
+        seconds, _ = _timed([(cli, _env(root, f"file-{round_}", store))])
+        rounds.setdefault("file, 1 process", []).append(seconds)
+        for count in (int(p) for p in processes.split(",")):
+            lake = _new_lake(pg, root, f"lake{copies}x{count}r{round_}")
+            groups = groups_used[str(count)] = _groups(inbox, count)
+            commands = [
+                ([sys.executable, "-m", "ingest_assets.cli", "shards", *group],
+                 _env(root, f"lake{count}-{i}-{round_}", {**common, **lake}))
+                for i, group in enumerate(groups)
+            ]  # fmt: skip
+            name = f"lake, {count} process{'es' if count > 1 else ''}"
+            seconds, outputs = _timed(commands)
+            rounds.setdefault(name, []).append(seconds)
+            locks_by_round.setdefault(name, []).append(_lock_times(outputs))
+    figures = {name: statistics.median(times) for name, times in rounds.items()}
+    # The lock figures of each configuration's median round (the round nearest its median).
+    locks = {
+        name: runs[min(range(len(runs)), key=lambda i: abs(rounds[name][i] - figures[name]))]
+        for name, runs in locks_by_round.items()
+    }
     one = figures["lake, 1 process"]
     report: dict[str, Any] = {
         "files": files,
         "copies": copies,
         "seconds": {k: round(v, 1) for k, v in figures.items()},
+        "rounds": {k: [round(t, 1) for t in v] for k, v in rounds.items()},
         "shards_per_process": groups_used,
     }
     fractions = {}
@@ -169,6 +183,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", default="3,10", help="corpus sizes, comma-separated")
     parser.add_argument("--processes", default="1,2")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of every configuration; the median is reported"
+    )
     args = parser.parse_args()
     corpus = default_corpus()
     root = Path(tempfile.mkdtemp(prefix="bench-scaleout-"))
@@ -185,7 +202,9 @@ def main() -> None:
     try:
         report = {"cores": len(os.sched_getaffinity(0))}
         for copies in (int(c) for c in args.copies.split(",")):
-            report[f"x{copies}"] = _one_size(root / f"x{copies}", pg, corpus, copies, args.processes)
+            report[f"x{copies}"] = _one_size(
+                root / f"x{copies}", pg, corpus, copies, args.processes, args.repeat
+            )
         print(json.dumps(report, indent=2))
     finally:
         subprocess.run(["bash", str(SCRIPT), "stop", str(root / "pg")], capture_output=True)
