@@ -51,16 +51,18 @@ def _contract(store: DuckDBStore, level: int) -> AssetCheckResult:
     with db.session():  # one connection for every rule
         # Every rule looks at the sets never verified (what runs wrote since), and reads the
         # rest of the view only where those sets point: its cost follows the change, not the
-        # store (``ingest verify`` checks every set).
-        pending = invariants.pending_sets(db, level)
-        rules = {
-            "unique_ids": invariants.unique_ids(db, level, pending),
-            "exact_slices": invariants.exact_slices(db, level, set_keys=pending),
-            "budgets": invariants.budgets(db, level, set_keys=pending),
-        }
-        if level == 0:
-            rules["no_orphans"] = invariants.no_orphans(db, pending)
-            rules["parent_covers_children"] = invariants.parent_covers_children(db, set_keys=pending)
+        # store (``ingest verify`` checks every set). The rules read one state of the store,
+        # whatever other runs commit meanwhile.
+        with db.snapshot():
+            pending = invariants.pending_sets(db, level)
+            rules = {
+                "unique_ids": invariants.unique_ids(db, level, pending),
+                "exact_slices": invariants.exact_slices(db, level, set_keys=pending),
+                "budgets": invariants.budgets(db, level, set_keys=pending),
+            }
+            if level == 0:
+                rules["no_orphans"] = invariants.no_orphans(db, pending)
+                rules["parent_covers_children"] = invariants.parent_covers_children(db, set_keys=pending)
         if not any(rules.values()):
             invariants.mark_verified(db, pending)
     return _result(rules, AssetCheckSeverity.ERROR, sets_checked=len(pending))

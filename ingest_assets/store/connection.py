@@ -128,6 +128,25 @@ class Connections:
                 self._local.con = None
 
     @contextmanager
+    def snapshot(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Yield a session whose reads inside the block all see one state of the store: one
+        read-only transaction, never a write lock (writers go on, unseen until the block ends).
+
+        On a lake the catalog is read once for the block rather than once per query. Write
+        nothing inside it (use :meth:`transaction`, after the block); a transaction inside it
+        fails, as DuckDB allows one at a time.
+
+        Raises:
+            StoreError: As :meth:`connect`.
+        """
+        with self.session() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            finally:
+                _rollback(con)  # read only: nothing to keep
+
+    @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """Yield a writable connection with the schema in place, retrying a locked file.
 

@@ -131,6 +131,10 @@ class IngestStore(PlanServing):
         see :meth:`Connections.session`."""
         return self._connections.session()
 
+    def snapshot(self) -> Any:
+        """Yield a session reading one state of the store, unlocked; see :meth:`Connections.snapshot`."""
+        return self._connections.snapshot()
+
     def connect(self) -> Any:
         """Yield a writable connection (the session's, inside one); see :meth:`Connections.connect`."""
         return self._connections.connect()
@@ -478,14 +482,9 @@ class IngestStore(PlanServing):
 
     def _recent_sets(self, set_keys: Iterable[str]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
         """The rows (as written) of the sets this store wrote lately, and the keys of the others."""
-        recent, missing = {}, []
-        for key in sorted(set(set_keys)):
-            rows = self._recent.get(("set", key))
-            if rows is None:
-                missing.append(key)
-            else:
-                recent[key] = rows
-        return recent, missing
+        keys = sorted(set(set_keys))
+        recent = {key: rows for key in keys if (rows := self._recent.get(("set", key))) is not None}
+        return recent, [key for key in keys if key not in recent]
 
     @retried
     def record_timing(self, step: str, plan_key: str | None, items: int, work: int, seconds: float) -> None:

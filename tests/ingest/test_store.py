@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +33,7 @@ from ingest_assets.store import (
 )
 from ingest_assets.store.lists import json_list
 from tests.ingest.conftest import Pipeline
+from tests.lake.postgres import Backend, on_both_backends
 
 
 def _chunk_sizes(store: IngestStore, set_keys: list[str]) -> list[tuple[int | None, str, int, str]]:
@@ -80,6 +82,30 @@ def test_a_file_in_use_stays_attached_until_its_last_session_ends(tmp_path: Path
     assert _opens_in_another_process(path)
     with duckdb.connect(str(path)) as con:  # written to the file, not to the process
         assert con.execute("SELECT plan_key FROM plans").fetchall() == [("k",)]
+
+
+@on_both_backends()
+def test_reads_inside_a_snapshot_see_one_state_and_hold_no_lock(backend: Backend) -> None:
+    """A plan registered by another thread while a snapshot is open commits without waiting
+    (no lock is held), and the snapshot's later reads still see the store as it was; a read
+    after the block sees it. Writing inside the block fails."""
+    store = IngestStore(backend.location)
+    count = "SELECT count(*) FROM plans"
+    with store.snapshot():
+        before = store.query(count)
+
+        def register() -> None:
+            with store.transaction() as con:
+                con.execute("INSERT INTO plans VALUES ('k', 'n', 'fp', '{}', now())")
+
+        writer = threading.Thread(target=register)
+        writer.start()
+        writer.join(timeout=60)
+        assert not writer.is_alive()
+        assert store.query(count) == before == [(0,)]
+        with pytest.raises(duckdb.Error, match="transaction"), store.transaction():
+            pass
+    assert store.query(count) == [(1,)]
 
 
 def test_a_store_spills_beside_its_file_with_the_memory_cap_and_threads_of_the_environment(
