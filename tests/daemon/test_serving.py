@@ -66,8 +66,8 @@ class Reader(threading.Thread):
         return self
 
     def _sample(self, store: IngestStore) -> None:
-        # One transaction: every read sees one snapshot, as a reader of a lake should read.
-        with store.transaction() as con:
+        # One snapshot for every read, and no write lock, as a reader of the views reads.
+        with store.snapshot() as con:
 
             def query(sql: str) -> list[tuple[Any, ...]]:
                 return con.execute(sql).fetchall()
