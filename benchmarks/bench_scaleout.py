@@ -129,19 +129,19 @@ def _one_size(
     files = len(list(p for p in inbox.rglob("*") if p.is_file()))
     rounds: dict[str, list[float]] = {}
     locks_by_round: dict[str, list[dict[str, float]]] = {}
-    groups_used: dict[str, list[list[str]]] = {}
+    counts = [int(p) for p in processes.split(",")]
+    groups_used = {str(count): _groups(inbox, count) for count in counts}
     cli = [sys.executable, "-m", "ingest_assets.cli", "run"]
     for round_ in range(repeat):
         store = {**common, "INGEST_DUCKDB": str(root / f"i{round_}.duckdb")}
         seconds, _ = _timed([(cli, _env(root, f"file-{round_}", store))])
         rounds.setdefault("file, 1 process", []).append(seconds)
-        for count in (int(p) for p in processes.split(",")):
+        for count in counts:
             lake = _new_lake(pg, root, f"lake{copies}x{count}r{round_}")
-            groups = groups_used[str(count)] = _groups(inbox, count)
             commands = [
                 ([sys.executable, "-m", "ingest_assets.cli", "shards", *group],
                  _env(root, f"lake{count}-{i}-{round_}", {**common, **lake}))
-                for i, group in enumerate(groups)
+                for i, group in enumerate(groups_used[str(count)])
             ]  # fmt: skip
             name = f"lake, {count} process{'es' if count > 1 else ''}"
             seconds, outputs = _timed(commands)

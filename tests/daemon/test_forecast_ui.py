@@ -67,7 +67,8 @@ def test_a_new_plan_keys_forecast_shows_on_its_partition_page(
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            # en-US: the events list shows times as "Dec 4, 5:51 PM" (EVENT_ROW looks for it).
+            page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="en-US")
             page.set_default_timeout(30_000)
             page.goto(f"{dev.url}/assets/parent_chunks?view=events", wait_until="networkidle")
             _skip_community_dialog(page)
