@@ -21,7 +21,11 @@ from its wheel; nothing is downloaded):
 * ``engine``: ``IngestEngine.run_pending()`` in this process (the model loaded before the clock,
   as for the peers);
 * ``langchain``, ``llamaindex``: see ``benchmarks/e2e_peers.py``;
-* ``cocoindex``: see ``benchmarks/e2e_cocoindex.py``.
+* ``cocoindex``: see ``benchmarks/e2e_cocoindex.py``;
+* ``langchain-cold``, ``llamaindex-cold``, ``cocoindex-cold``: the same peers, each step in a new
+  Python process (``benchmarks/e2e_cold.py``: start-up, imports and the model's load included),
+  as a user's indexing script runs and as ``ingest run`` is timed. ``ingest run`` is compared
+  with these, the engine with the peers in this process.
 
 Ours make two levels (parents of 1024 and children of 256 tokens), embed the children with their
 heading path, and write graph records; the peers make one level. Counted per step: seconds,
@@ -36,7 +40,10 @@ Results go to ``benchmarks/results/end_to_end.json`` (``--quick`` writes nothing
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -144,11 +151,70 @@ class Engine(incremental.Engine):
         }
 
 
-def _peer(module: str, cls: str) -> Any:
-    def make(ws: Workspace, model: ModelCounter) -> Any:
-        import importlib
+_PEERS = {
+    "langchain": ("e2e_peers", "LangChainIndex"),
+    "llamaindex": ("e2e_peers", "LlamaIndexPipeline"),
+    "cocoindex": ("e2e_cocoindex", "CocoIndexApp"),
+}
 
-        return getattr(importlib.import_module(f"benchmarks.{module}"), cls)(ws, model)
+
+def _peer_class(key: str) -> Any:
+    import importlib
+
+    module, cls = _PEERS[key]
+    return getattr(importlib.import_module(f"benchmarks.{module}"), cls)
+
+
+def _peer(key: str) -> Any:
+    def make(ws: Workspace, model: ModelCounter) -> Any:
+        return _peer_class(key)(ws, model)
+
+    return make
+
+
+class ColdPeer:
+    """A peer's step in a new Python process (``benchmarks/e2e_cold.py``), timed from outside as
+    ``ingest run`` is: interpreter start-up, the library's imports, the model's load and the
+    step. The same work a user's indexing script does each time it runs; the warm peer (its
+    step in this process) leaves the start-up out."""
+
+    def __init__(self, key: str, ws: Workspace) -> None:
+        self.key, self.ws = key, ws
+        self.name = f"{_peer_class(key).name}, new process"  # ImportError: not installed
+        self.extra: list[str] = []
+        if key == "cocoindex":  # its chunk size in bytes: measured once, outside any clock
+            from benchmarks.e2e_cocoindex import _bytes_per_token
+
+            self.extra = [repr(_bytes_per_token(ws.inbox))]
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(incremental.ROOT),
+            "COCOINDEX_DISABLE_USAGE_TRACKING": "1",
+        }
+
+    def step(self) -> dict[str, Any]:
+        command = [
+            sys.executable,
+            "-m",
+            "benchmarks.e2e_cold",
+            self.key,
+            str(self.ws.root),
+            str(self.ws.child),
+        ]
+        started = start_clock()
+        done = subprocess.run(
+            [*command, *self.extra], cwd=incremental.ROOT, env=self.env, capture_output=True, text=True
+        )
+        wall = time.perf_counter() - started
+        if done.returncode:
+            raise RuntimeError(f"{self.key} in a new process failed: {done.stderr[-2000:]}")
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        return {**report, "seconds": round(wall, 3), "in_process_seconds": report["seconds"]}
+
+
+def _cold(key: str) -> Any:
+    def make(ws: Workspace, model: ModelCounter) -> Any:
+        return ColdPeer(key, ws)
 
     return make
 
@@ -156,10 +222,11 @@ def _peer(module: str, cls: str) -> Any:
 SYSTEMS: dict[str, Any] = {
     "cli": Cli,
     "engine": Engine,
-    "langchain": _peer("e2e_peers", "LangChainIndex"),
-    "llamaindex": _peer("e2e_peers", "LlamaIndexPipeline"),
-    "cocoindex": _peer("e2e_cocoindex", "CocoIndexApp"),
+    **{key: _peer(key) for key in _PEERS},
+    **{f"{key}-cold": _cold(key) for key in _PEERS},
 }
+# Peers in a new process each step: compared with `ingest run`, which is one too.
+COLD = tuple(f"{key}-cold" for key in _PEERS)
 
 
 def resplit(results: dict[str, Any]) -> bool | None:
@@ -211,7 +278,7 @@ def warm_up(keys: list[str], model: ModelCounter) -> None:
             (corpus / path.name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, corpus / path.name)
         for key in keys:
-            if key == "cli":
+            if key == "cli" or key in COLD:
                 continue
             try:
                 SYSTEMS[key](Workspace(Path(tmp) / key, corpus), model).step()
@@ -297,8 +364,8 @@ def render(report: dict[str, Any]) -> str:
         name = report["systems"][peer]["name"]
         cells = []
         for step in STEPS:
-            cli, engine = values["cli"].get(step), values["engine"].get(step)
-            cells.append(f"{_ratio(cli)} ({_ratio(engine)})")
+            cli, engine = values.get("cli", {}).get(step), values.get("engine", {}).get(step)
+            cells.append(_ratio(cli) if peer in COLD else f"{_ratio(cli)} ({_ratio(engine)})")
         ratio_rows.append([name, *cells])
     ratio_table = table(["ours / peer: `ingest run` (engine)", *STEPS], ratio_rows)
     return f"{detail}\n\n{ratio_table}"
@@ -338,7 +405,9 @@ def main(argv: list[str] | None = None) -> int:
         "sequences": sequences,
     }
     report["ratios"] = {
-        peer: {ours: ratios(sequences, ours, peer) for ours in OURS} for peer in keys if peer not in OURS
+        peer: {ours: ratios(sequences, ours, peer) for ours in OURS if peer not in COLD or ours == "cli"}
+        for peer in keys
+        if peer not in OURS
     }
     text = render(report)
     print(text)

@@ -110,6 +110,9 @@ def _app_parts(model: ModelCounter) -> tuple[Any, Any, Any]:
 
 
 _PARTS: tuple[Any, Any, Any] | None = None
+# Set by a caller that measured it already (``e2e_cold``), so a new process does not parse the
+# corpus again to find its chunk size.
+measured_bytes_per_token: float | None = None
 
 
 def _bytes_per_token(inbox: Path) -> float:
@@ -131,7 +134,7 @@ class CocoIndexApp:
         if _PARTS is None:
             _PARTS = _app_parts(model)
         self.ws, self.model, self.runs = ws, model, 0
-        self.bytes_per_token = _bytes_per_token(ws.inbox)
+        self.bytes_per_token = measured_bytes_per_token or _bytes_per_token(ws.inbox)
         self.state = ws.root / "cocoindex-state"
         self.target = ws.root / "cocoindex-target.sqlite"
 

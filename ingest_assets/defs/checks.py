@@ -1,10 +1,11 @@
 """Asset checks, attached per asset (so each asset materializes alone), over what the store shows.
 
 * ``parent_chunks``/``child_chunks`` ``contract``: unique ids; exact slices and budgets (and, for
-  children, parents that cover them and exist). Every rule looks only at the sets not verified
-  before (a stored set never changes) and reads the rest of the view only where they point
-  (the ids they hold, the parents they name), so a run that wrote nothing checks in
-  milliseconds and one that wrote a document's sets costs the same whatever the store holds.
+  children, parents that cover them and exist). Every rule looks only at the sets of the run's
+  partitions not verified before (a stored set never changes) and reads the rest of the view
+  only where they point (the ids they hold, the parents they name), so a run that wrote nothing
+  checks in milliseconds, one that wrote a document's sets costs the same whatever the store
+  holds, and runs of other shards at the same time do not check each other's sets.
 * ``graph_nodes`` ``edges_resolve``: every edge of the run's partitions joins two nodes;
   ``coverage``: every current document a live plan routes has parents, children and graph
   records there (for the partitions of the run), unless its content failed a step (that is the
@@ -46,15 +47,17 @@ def _result(rules: dict[str, list[str]], severity: AssetCheckSeverity, **extra: 
     )
 
 
-def _contract(store: DuckDBStore, level: int) -> AssetCheckResult:
+def _contract(context: AssetCheckExecutionContext, store: DuckDBStore, level: int) -> AssetCheckResult:
     db = store.store()
+    scope = _run_plan_shards(context)
     with db.session():  # one connection for every rule
-        # Every rule looks at the sets never verified (what runs wrote since), and reads the
-        # rest of the view only where those sets point: its cost follows the change, not the
-        # store (``ingest verify`` checks every set). The rules read one state of the store,
-        # whatever other runs commit meanwhile.
+        # Every rule looks at the sets of the run's partitions never verified (what runs wrote
+        # there since), and reads the rest of the view only where those sets point: its cost
+        # follows the change, not the store (``ingest verify`` checks every set), and runs of
+        # other shards at the same time check their own sets, not these again. The rules read
+        # one state of the store, whatever other runs commit meanwhile.
         with db.snapshot():
-            pending = invariants.pending_sets(db, level)
+            pending = invariants.pending_sets(db, level, scope)
             rules = {
                 "unique_ids": invariants.unique_ids(db, level, pending),
                 "exact_slices": invariants.exact_slices(db, level, set_keys=pending),
@@ -65,19 +68,21 @@ def _contract(store: DuckDBStore, level: int) -> AssetCheckResult:
                 rules["parent_covers_children"] = invariants.parent_covers_children(db, set_keys=pending)
         if not any(rules.values()):
             invariants.mark_verified(db, pending)
-    return _result(rules, AssetCheckSeverity.ERROR, sets_checked=len(pending))
+    return _result(
+        rules, AssetCheckSeverity.ERROR, sets_checked=len(pending), scope=str(scope or "every plan")
+    )
 
 
 @asset_check(asset=parent_chunks, name="contract", description="Unique ids, exact slices, budgets.")
-def parent_contract(store: DuckDBStore) -> AssetCheckResult:
-    return _contract(store, 1)
+def parent_contract(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
+    return _contract(context, store, 1)
 
 
 @asset_check(
     asset=child_chunks, name="contract", description="Unique ids, exact slices, budgets, inside a parent."
 )
-def child_contract(store: DuckDBStore) -> AssetCheckResult:
-    return _contract(store, 0)
+def child_contract(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
+    return _contract(context, store, 0)
 
 
 @asset_check(asset=graph_nodes, name="edges_resolve", description="Every edge joins two nodes.")

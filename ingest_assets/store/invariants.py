@@ -7,11 +7,12 @@ naming the plan, document and chunk, capped so a broken store cannot flood the U
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ingest_assets.store.connection import retried
 from ingest_assets.store.lists import json_list, keys_filter
+from ingest_assets.store.shards import shard_of
 from ingest_assets.store.store import IngestStore
 
 __all__ = [
@@ -79,16 +80,23 @@ def _staged_by_id(level: int, ids: str) -> str:
     )
 
 
-def pending_sets(store: IngestStore, level: int | None = None) -> list[str]:
+def pending_sets(
+    store: IngestStore, level: int | None = None, scope: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
     """Keys of current sets (parent and child, or of one ``level``) whose per-set invariants
-    were never verified."""
+    were never verified; with ``scope`` (plan key -> shards), only the sets of those plans'
+    documents in those shards: what one run wrote, which a run of other shards, writing at the
+    same time, leaves to its own check."""
     roles = ["parent", "child"] if level is None else [_ROLE[level]]
     rows = store.query(
-        "SELECT DISTINCT m.set_key FROM staged_members m "
-        f"WHERE list_contains(?::JSON::VARCHAR[], m.role) {_PENDING} ORDER BY 1",
+        "SELECT DISTINCT m.set_key, m.plan_key, m.document_id::VARCHAR FROM staged_members m "
+        f"WHERE list_contains(?::JSON::VARCHAR[], m.role) {_PENDING}",
         [json_list(roles)],
     )
-    return [r[0] for r in rows]
+    if scope is not None:
+        wanted = {plan: set(shards) for plan, shards in scope.items()}
+        rows = [row for row in rows if shard_of(row[2]) in wanted.get(row[1], ())]
+    return sorted({row[0] for row in rows})
 
 
 @retried

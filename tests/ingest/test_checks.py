@@ -12,8 +12,11 @@ from dagster import DagsterInstance, DefaultScheduleStatus
 
 from ingest_assets.cli import main
 from ingest_assets.defs import build_definitions
+from ingest_assets.defs.partitions import PLAN_DIMENSION
+from ingest_assets.engine.keys import chunk_partition
 from ingest_assets.settings import Settings
 from ingest_assets.store import invariants
+from ingest_assets.store.shards import shard_of
 from tests.ingest.conftest import Pipeline, plan_spec
 
 
@@ -94,3 +97,44 @@ def test_full_verification_catches_a_row_changed_after_its_check(
     assert not result.success
     (failure,) = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
     assert str(chunk_id) in str(failure.step_failure_data.user_failure_data.metadata["violations"].value)
+
+
+def _unverified_by_shard(pipeline: Pipeline, role: str) -> dict[str, set[str]]:
+    rows = pipeline.rows(
+        "SELECT DISTINCT m.set_key, m.document_id::VARCHAR FROM staged_members m WHERE m.role = ? "
+        "AND m.set_key NOT IN (SELECT set_key FROM verified_sets)",
+        role,
+    )
+    by_shard: dict[str, set[str]] = {}
+    for set_key, document in rows:
+        by_shard.setdefault(shard_of(document), set()).add(set_key)
+    return by_shard
+
+
+def test_a_runs_contract_checks_the_sets_of_its_own_partitions(pipeline: Pipeline) -> None:
+    """Two runs of different shards at once each check what they wrote: a run's contract check
+    looks at the unverified sets of its plan and shards alone, and leaves the others pending
+    for the runs that wrote them (else every run re-checks everything written meanwhile)."""
+    pipeline.run_engine()  # every set written, none verified (the engine's driver runs no check)
+    pending = _unverified_by_shard(pipeline, "child")
+    assert len(pending) >= 2, "the sample spreads over several shards"
+    shard = sorted(pending)[0]
+    plan_key = pipeline.plans()[0].key
+    scoped = invariants.pending_sets(pipeline.store, 0, {plan_key: [shard]})
+    assert set(scoped) == pending[shard]
+    assert invariants.pending_sets(pipeline.store, 0, {"another-plan": [shard]}) == []
+    assert set(invariants.pending_sets(pipeline.store, 0)) == set().union(*pending.values())
+
+    pipeline.instance.add_dynamic_partitions(PLAN_DIMENSION, [plan_key])
+    defs = build_definitions(
+        Settings(database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file))
+    )
+    result = defs.resolve_job_def("chunks_job").execute_in_process(
+        instance=pipeline.instance, partition_key=chunk_partition(plan_key, shard)
+    )
+    assert result.success
+    (child,) = [e for e in result.get_asset_check_evaluations() if e.asset_key.path[-1] == "child_chunks"]
+    assert child.passed and child.metadata["sets_checked"].value == len(pending[shard])
+    after = _unverified_by_shard(pipeline, "child")
+    assert shard not in after
+    assert after == {s: keys for s, keys in pending.items() if s != shard}
