@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import importlib.util
 import logging
 import re
 from dataclasses import dataclass
@@ -123,7 +124,13 @@ def _wordllama() -> Any:
 
 
 def _wordllama_dir() -> Path:
-    return Path(_wordllama().__file__).resolve().parent
+    """The installed package's folder, found without importing it: describing a plan's model
+    (its fingerprint, on every ``ingest run``) must not cost the import of numpy and requests
+    that loading the model needs."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or spec.origin is None:
+        return Path(_wordllama().__file__).resolve().parent  # ImportError names the package
+    return Path(spec.origin).resolve().parent
 
 
 @cache
