@@ -11,13 +11,15 @@ the benchmark's own process (warm: imports done, model loaded before the clock).
 ``ROOT`` is the system's workspace (``ROOT/inbox``, its stores beside); ``BYTES_PER_TOKEN`` is
 CocoIndex's chunk size in bytes per token, measured once by the benchmark (a user writes a
 number there; parsing the corpus to find it is not part of the peer's work). The last line of
-stdout is the step's report as JSON; the parent measures the process's wall time itself.
+stdout is the step's report as JSON, with the wall-clock times just before the step began
+(``ready_at``) and after it returned (``done_at``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +60,12 @@ def main(argv: list[str]) -> int:
     key, root, child = argv[0], Path(argv[1]), int(argv[2])
     bytes_per_token = float(argv[3]) if len(argv) > 3 else None
     system = _system(key, _Workspace(root, child), bytes_per_token)
-    print(json.dumps(system.step()))
+    # Wall-clock marks around the step, so the parent can leave out the benchmark's own
+    # bookkeeping inside it (reading the store before and after, counting tokens), which is
+    # outside the step's clock (its "seconds"), as it is outside ``ingest run``'s.
+    ready_at = time.time()
+    report = system.step()
+    print(json.dumps({**report, "ready_at": ready_at, "done_at": time.time()}), flush=True)
     return 0
 
 
