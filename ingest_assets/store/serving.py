@@ -218,24 +218,30 @@ def promote(
     ids = None if document_ids is None else json_list(sorted({str(i) for i in document_ids}))
     if ids == "[]":
         return 0
-    scope = "" if ids is None else "AND p.document_id IN (SELECT unnest($3::JSON::UUID[])) "
+    scope = "" if ids is None else "AND document_id IN (SELECT unnest($3::JSON::UUID[])) "
+    # The plan's newest member rows of these documents, read once (the filter keeps whole
+    # partitions of plan_members' window, so it is that view's rows): a lake reads its catalog
+    # for every scan of a table, and the parent, child and graph rows are three roles of them.
     # The rows to insert, each with what the plan promoted before (its newest row): what the
     # current view showed there before this insert, if the plan is live. Reading that here
     # spares reading the promoted view before and after the insert.
     query = (
+        "WITH m AS MATERIALIZED (SELECT document_id, role, set_key, version_id, based_on "
+        "  FROM member_rows WHERE plan_key = $1 " + scope + "QUALIFY row_number() OVER "
+        "  (PARTITION BY plan_key, document_id, role ORDER BY seq DESC) = 1) "
         "SELECT p.document_id::VARCHAR, p.version_id::VARCHAR, p.set_key, c.set_key, g.set_key, "
         "  coalesce(last.seq, 0) + 1, last.parent_set, last.child_set, "
         "  (SELECT state FROM plan_status WHERE plan_key = $1) "
-        "FROM plan_members p "
+        "FROM m p "
         "JOIN sources s ON s.document_id = p.document_id AND s.version_id = p.version_id AND NOT s.deleted "
-        "JOIN plan_members c ON c.plan_key = p.plan_key AND c.document_id = p.document_id "
-        "  AND c.role = 'child' AND c.based_on = p.set_key AND c.version_id = p.version_id "
-        "JOIN plan_members g ON g.plan_key = p.plan_key AND g.document_id = p.document_id "
-        "  AND g.role = 'graph' AND g.based_on = c.set_key AND g.version_id = p.version_id "
-        "LEFT JOIN (SELECT * FROM promotions WHERE plan_key = $1 QUALIFY row_number() OVER "
+        "JOIN m c ON c.document_id = p.document_id AND c.role = 'child' AND c.based_on = p.set_key "
+        "  AND c.version_id = p.version_id "
+        "JOIN m g ON g.document_id = p.document_id AND g.role = 'graph' AND g.based_on = c.set_key "
+        "  AND g.version_id = p.version_id "
+        "LEFT JOIN (SELECT * FROM promotions WHERE plan_key = $1 " + scope + "QUALIFY row_number() OVER "
         '  (PARTITION BY document_id ORDER BY seq DESC, "at" DESC) = 1) last '
         "  ON last.document_id = p.document_id "
-        "WHERE p.plan_key = $1 AND p.role = 'parent' " + scope + "AND ($2::VARCHAR IS NULL OR EXISTS "
+        "WHERE p.role = 'parent' AND ($2::VARCHAR IS NULL OR EXISTS "
         "  (SELECT 1 FROM embedded_sets e WHERE e.set_key = c.set_key AND e.embedding = $2)) "
         "AND (last.document_id IS NULL OR last.version_id <> p.version_id OR last.parent_set <> p.set_key "
         "  OR last.child_set <> c.set_key OR last.graph_set <> g.set_key "
