@@ -32,6 +32,8 @@ __all__ = ["CHECKS"]
 
 Rule = Callable[[IngestStore], list[str]]
 START, END, PARTITION = ASSET_PARTITION_RANGE_START_TAG, ASSET_PARTITION_RANGE_END_TAG, "dagster/partition"
+# A check's scope when its run names no partition (a run of the check alone, from the UI).
+_EVERY_PLAN = "every building or live plan"
 
 
 def _result(rules: dict[str, list[str]], severity: AssetCheckSeverity, **extra: object) -> AssetCheckResult:
@@ -69,7 +71,7 @@ def _contract(context: AssetCheckExecutionContext, store: DuckDBStore, level: in
         if not any(rules.values()):
             invariants.mark_verified(db, pending)
     return _result(
-        rules, AssetCheckSeverity.ERROR, sets_checked=len(pending), scope=str(scope or "every plan")
+        rules, AssetCheckSeverity.ERROR, sets_checked=len(pending), scope=str(scope or _EVERY_PLAN)
     )
 
 
@@ -93,7 +95,7 @@ def edges_resolve(context: AssetCheckExecutionContext, store: DuckDBStore) -> As
     return _result(
         {"edges_resolve": violations},
         AssetCheckSeverity.ERROR,
-        scope=str(scope or "every building or live plan"),
+        scope=str(scope or _EVERY_PLAN),
     )
 
 
@@ -118,9 +120,7 @@ def coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCh
     scope = _run_plan_shards(context)
     db = store.store()
     violations = invariants.coverage(db, scope)
-    return _result(
-        {"uncovered": violations}, AssetCheckSeverity.ERROR, scope=str(scope or "every building or live plan")
-    )
+    return _result({"uncovered": violations}, AssetCheckSeverity.ERROR, scope=str(scope or _EVERY_PLAN))
 
 
 @asset_check(
@@ -137,7 +137,7 @@ def vector_coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> 
     return _result(
         {"without_vectors": violations, "not_served": unserved},
         AssetCheckSeverity.ERROR,
-        scope=str(scope or "every building or live plan"),
+        scope=str(scope or _EVERY_PLAN),
         plans_embedding=len(wanted),
     )
 
