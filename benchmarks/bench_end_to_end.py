@@ -63,6 +63,7 @@ from benchmarks.common import (
     table,
     write_json,
 )
+from benchmarks.e2e_cold import PEERS, peer_class
 from benchmarks.e2e_peers import MODEL, TOKENIZER, ModelCounter, changes
 
 STEPS = incremental.STEPS
@@ -151,23 +152,9 @@ class Engine(incremental.Engine):
         }
 
 
-_PEERS = {
-    "langchain": ("e2e_peers", "LangChainIndex"),
-    "llamaindex": ("e2e_peers", "LlamaIndexPipeline"),
-    "cocoindex": ("e2e_cocoindex", "CocoIndexApp"),
-}
-
-
-def _peer_class(key: str) -> Any:
-    import importlib
-
-    module, cls = _PEERS[key]
-    return getattr(importlib.import_module(f"benchmarks.{module}"), cls)
-
-
 def _peer(key: str) -> Any:
     def make(ws: Workspace, model: ModelCounter) -> Any:
-        return _peer_class(key)(ws, model)
+        return peer_class(key)(ws, model)
 
     return make
 
@@ -181,7 +168,7 @@ class ColdPeer:
 
     def __init__(self, key: str, ws: Workspace) -> None:
         self.key, self.ws = key, ws
-        self.name = f"{_peer_class(key).name}, new process"  # ImportError: not installed
+        self.name = f"{peer_class(key).name}, new process"  # ImportError: not installed
         self.extra: list[str] = []
         if key == "cocoindex":  # its chunk size in bytes: measured once, outside any clock
             from benchmarks.e2e_cocoindex import _bytes_per_token
@@ -233,11 +220,11 @@ def _cold(key: str) -> Any:
 SYSTEMS: dict[str, Any] = {
     "cli": Cli,
     "engine": Engine,
-    **{key: _peer(key) for key in _PEERS},
-    **{f"{key}-cold": _cold(key) for key in _PEERS},
+    **{key: _peer(key) for key in PEERS},
+    **{f"{key}-cold": _cold(key) for key in PEERS},
 }
 # Peers in a new process each step: compared with `ingest run`, which is one too.
-COLD = tuple(f"{key}-cold" for key in _PEERS)
+COLD = tuple(f"{key}-cold" for key in PEERS)
 
 
 def resplit(results: dict[str, Any]) -> bool | None:

@@ -110,9 +110,6 @@ def _app_parts(model: ModelCounter) -> tuple[Any, Any, Any]:
 
 
 _PARTS: tuple[Any, Any, Any] | None = None
-# Set by a caller that measured it already (``e2e_cold``), so a new process does not parse the
-# corpus again to find its chunk size.
-measured_bytes_per_token: float | None = None
 
 
 def _bytes_per_token(inbox: Path) -> float:
@@ -127,14 +124,16 @@ def _bytes_per_token(inbox: Path) -> float:
 class CocoIndexApp:
     name = "CocoIndex 1.0 (Rust engine, LMDB state, SQLite target)"
 
-    def __init__(self, ws: Any, model: ModelCounter) -> None:
+    def __init__(self, ws: Any, model: ModelCounter, bytes_per_token: float | None = None) -> None:
+        """``bytes_per_token``: the corpus's ratio, when the caller measured it already (a new
+        process of ``e2e_cold`` is given it rather than parsing the corpus again)."""
         global _PARTS
         import cocoindex  # noqa: F401  (ImportError: not installed)
 
         if _PARTS is None:
             _PARTS = _app_parts(model)
         self.ws, self.model, self.runs = ws, model, 0
-        self.bytes_per_token = measured_bytes_per_token or _bytes_per_token(ws.inbox)
+        self.bytes_per_token = bytes_per_token or _bytes_per_token(ws.inbox)
         self.state = ws.root / "cocoindex-state"
         self.target = ws.root / "cocoindex-target.sqlite"
 

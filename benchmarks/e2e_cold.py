@@ -34,26 +34,32 @@ class _Workspace:
         self.root, self.inbox, self.child = root, root / "inbox", child
 
 
+# Each peer's module (under benchmarks/) and class; bench_end_to_end runs the same ones.
+PEERS = {
+    "langchain": ("e2e_peers", "LangChainIndex"),
+    "llamaindex": ("e2e_peers", "LlamaIndexPipeline"),
+    "cocoindex": ("e2e_cocoindex", "CocoIndexApp"),
+}
+
+
+def peer_class(key: str) -> Any:
+    """The class of peer ``key`` (ImportError: its library is not installed)."""
+    import importlib
+
+    module, cls = PEERS[key]
+    return getattr(importlib.import_module(f"benchmarks.{module}"), cls)
+
+
 def _system(key: str, ws: _Workspace, bytes_per_token: float | None) -> Any:
     from benchmarks.e2e_peers import ModelCounter
 
-    model = ModelCounter()
-    if key == "langchain":
-        from benchmarks.e2e_peers import LangChainIndex
-
-        return LangChainIndex(ws, model)
-    if key == "llamaindex":
-        from benchmarks.e2e_peers import LlamaIndexPipeline
-
-        return LlamaIndexPipeline(ws, model)
+    if key not in PEERS:
+        raise SystemExit(f"unknown system {key!r}: {', '.join(PEERS)}")
     if key == "cocoindex":
-        from benchmarks import e2e_cocoindex
-
         if bytes_per_token is None:
             raise SystemExit("cocoindex needs BYTES_PER_TOKEN")
-        e2e_cocoindex.measured_bytes_per_token = bytes_per_token
-        return e2e_cocoindex.CocoIndexApp(ws, model)
-    raise SystemExit(f"unknown system {key!r}: langchain, llamaindex or cocoindex")
+        return peer_class(key)(ws, ModelCounter(), bytes_per_token)
+    return peer_class(key)(ws, ModelCounter())
 
 
 def main(argv: list[str]) -> int:
