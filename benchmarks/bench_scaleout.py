@@ -86,14 +86,20 @@ def _lock_times(outputs: list[str]) -> dict[str, float]:
     } | {"taken": sum(r["taken"] for r in reports)}
 
 
+def _shard_bytes(inbox: Path) -> dict[str, int]:
+    """Bytes of source in each shard."""
+    sizes = dict.fromkeys(SHARDS, 0)
+    for found in walk_inbox(inbox).files:
+        sizes[shard_of(Document.node_id_for(found.uri))] += found.stat.st_size
+    return sizes
+
+
 def _groups(inbox: Path, count: int) -> list[list[str]]:
     """The 8 shards dealt to ``count`` processes as a scheduler that knows the files would: each
     process a range of consecutive shards, so one run of each job (a backfill split into runs of
     consecutive shards does the same), the ranges chosen to even out the bytes each process
     parses and chunks."""
-    sizes = dict.fromkeys(SHARDS, 0)
-    for found in walk_inbox(inbox).files:
-        sizes[shard_of(Document.node_id_for(found.uri))] += found.stat.st_size
+    sizes = _shard_bytes(inbox)
     n = len(SHARDS)
     best: tuple[int, list[list[str]]] | None = None
     for cuts in itertools.combinations(range(1, n), count - 1):
@@ -161,6 +167,17 @@ def _one_size(
         "rounds": {k: [round(t, 1) for t in v] for k, v in rounds.items()},
         "shards_per_process": groups_used,
     }
+    # The busiest process's share of the bytes: with whole shards dealt as ranges, the work is
+    # split no finer than this, so ``count`` processes are at most 1 / share as fast as one
+    # (where time follows bytes), whatever the store does.
+    sizes = _shard_bytes(inbox)
+    total = sum(sizes.values()) or 1
+    shares = {
+        count: max(sum(sizes[s] for s in group) for group in groups) / total
+        for count, groups in groups_used.items()
+    }
+    report["busiest_share_of_bytes"] = {count: round(share, 3) for count, share in shares.items()}
+    report["speedup_bound_by_balance"] = {count: round(1 / share, 2) for count, share in shares.items()}
     fractions = {}
     for name, seconds in figures.items():
         count = int(name.split(", ")[1].split()[0])

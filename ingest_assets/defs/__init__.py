@@ -4,7 +4,7 @@
 module        job
 ============  ==============================================================
 ``assets``    the six assets, one engine step each
-``checks``    asset checks over what the store's views show
+``checks``    asset checks over what the store's views show (in their asset's step)
 ``sensors``   ``ingest_sensor``: runs for exactly what the store says is pending
 ``jobs``      one job per partitions definition
 ``exports``   ``export_job``: ``ingest export`` from the UI
@@ -24,7 +24,6 @@ from __future__ import annotations
 from dagster import BackfillPolicy, Definitions, MetadataValue, in_process_executor
 
 from ingest_assets.defs import assets, maintenance
-from ingest_assets.defs.checks import CHECKS
 from ingest_assets.defs.exports import export_job
 from ingest_assets.defs.jobs import chunks_job, documents_job
 from ingest_assets.defs.metadata import plans_table
@@ -59,7 +58,6 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         every_asset = [asset.with_attributes(backfill_policy=policy) for asset in every_asset]
     return Definitions(
         assets=every_asset,
-        asset_checks=CHECKS,
         jobs=[documents_job, chunks_job, export_job, verify_job, *lake.get("jobs", [])],
         schedules=[verify_schedule, *lake.get("schedules", [])],
         sensors=build_sensors(settings),

@@ -25,6 +25,7 @@ from dagster import (
     asset,
 )
 
+from ingest_assets.defs.checks import CHECK_SPECS, evaluate
 from ingest_assets.defs.metadata import result_metadata
 from ingest_assets.defs.partitions import (
     PLAN_DIMENSION,
@@ -113,7 +114,8 @@ def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) 
     version = (
         versions[0] if len(versions) == 1 else hashlib.sha256("".join(versions).encode()).hexdigest()[:16]
     )
-    return MaterializeResult(data_version=DataVersion(version))
+    # The asset's checks, in this step (see ingest_assets.defs.checks).
+    return MaterializeResult(data_version=DataVersion(version), check_results=evaluate(context, store, step))
 
 
 def _plan_state(engine: Any, plan_key: str | None) -> str:
@@ -134,7 +136,7 @@ def sources(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeRe
     return _materialize(context, store, "sources")
 
 
-@asset(deps=[sources], partitions_def=shard_partitions, **_COMMON)
+@asset(deps=[sources], partitions_def=shard_partitions, check_specs=CHECK_SPECS["documents"], **_COMMON)
 def documents(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Parsed documents (every version kept); parse failures go to ``ingest_failures``."""
     return _materialize(context, store, "documents")
@@ -145,20 +147,33 @@ _BY_SHARD = MultiToSingleDimensionPartitionMapping(partition_dimension_name=SHAR
 
 
 @asset(
-    deps=[AssetDep(documents, partition_mapping=_BY_SHARD)], partitions_def=plan_shard_partitions, **_COMMON
+    deps=[AssetDep(documents, partition_mapping=_BY_SHARD)],
+    partitions_def=plan_shard_partitions,
+    check_specs=CHECK_SPECS["parent_chunks"],
+    **_COMMON,
 )
 def parent_chunks(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Level-1 chunk sets per plan, reused when (document, version, parent fingerprint) is stored."""
     return _materialize(context, store, "parent_chunks")
 
 
-@asset(deps=[parent_chunks], partitions_def=plan_shard_partitions, **_COMMON)
+@asset(
+    deps=[parent_chunks],
+    partitions_def=plan_shard_partitions,
+    check_specs=CHECK_SPECS["child_chunks"],
+    **_COMMON,
+)
 def child_chunks(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Level-0 chunk sets cut from the current parents, reused when their key is stored."""
     return _materialize(context, store, "child_chunks")
 
 
-@asset(deps=[child_chunks], partitions_def=plan_shard_partitions, **_COMMON)
+@asset(
+    deps=[child_chunks],
+    partitions_def=plan_shard_partitions,
+    check_specs=CHECK_SPECS["graph_nodes"],
+    **_COMMON,
+)
 def graph_nodes(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Graph node and edge records (document, chunks; HAS_CHUNK, PARENT_OF, NEXT) per plan."""
     return _materialize(context, store, "graph_nodes")
@@ -167,7 +182,12 @@ def graph_nodes(context: AssetExecutionContext, store: DuckDBStore) -> Materiali
 # After graph_nodes too, though it reads only children: for a plan that embeds, the embeddings
 # step is the last one, where a document is promoted and a key switches, so its metadata shows
 # the key's state after the run.
-@asset(deps=[child_chunks, graph_nodes], partitions_def=plan_shard_partitions, **_COMMON)
+@asset(
+    deps=[child_chunks, graph_nodes],
+    partitions_def=plan_shard_partitions,
+    check_specs=CHECK_SPECS["embeddings"],
+    **_COMMON,
+)
 def embeddings(context: AssetExecutionContext, store: DuckDBStore) -> MaterializeResult:
     """Vectors of the current children of plans with ``embedding``; only never-embedded texts
     go to the model (a vector is keyed by text hash and model fingerprint)."""

@@ -1,4 +1,11 @@
-"""Asset checks, attached per asset (so each asset materializes alone), over what the store shows.
+"""Asset checks over what the store shows, evaluated in their asset's own step.
+
+Each asset declares its checks (``CHECK_SPECS``) and its step evaluates them after its work
+(:func:`evaluate`): a check is no step of its own, so a run has one step per asset, not one per
+asset and check (each step costs Dagster events, a store connection and its bookkeeping, which
+a one-file edit paid seven times over). A check's result is still its own in the UI, with its
+metadata, and materializing one asset runs its checks alone; a check is re-run by
+materializing its asset, and ``ingest verify`` (``verify_job``) checks every set.
 
 * ``parent_chunks``/``child_chunks`` ``contract``: unique ids; exact slices and budgets (and, for
   children, parents that cover them and exist). Every rule looks only at the sets of the run's
@@ -19,26 +26,29 @@
 
 from collections.abc import Callable
 
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, AssetExecutionContext
 
-from ingest_assets.defs.assets import child_chunks, documents, embeddings, graph_nodes, parent_chunks
 from ingest_assets.defs.private import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine.keys import SHARDS, is_chunk_partition, plan_and_shard
 from ingest_assets.store import IngestStore, invariants
 from ingest_assets.store.store import ROLES
 
-__all__ = ["CHECKS"]
+__all__ = ["CHECK_SPECS", "evaluate"]
 
-Rule = Callable[[IngestStore], list[str]]
+Scope = dict[str, list[str]] | None  # the run's plan keys and their shards; None: every plan
+Check = Callable[[IngestStore, Scope, DuckDBStore], AssetCheckResult]
 START, END, PARTITION = ASSET_PARTITION_RANGE_START_TAG, ASSET_PARTITION_RANGE_END_TAG, "dagster/partition"
-# A check's scope when its run names no partition (a run of the check alone, from the UI).
+# A check's scope when its run names no partition (a materialization without partition tags).
 _EVERY_PLAN = "every building or live plan"
 
 
-def _result(rules: dict[str, list[str]], severity: AssetCheckSeverity, **extra: object) -> AssetCheckResult:
+def _result(
+    name: str, rules: dict[str, list[str]], severity: AssetCheckSeverity, **extra: object
+) -> AssetCheckResult:
     found = [v for violations in rules.values() for v in violations]
     return AssetCheckResult(
+        check_name=name,
         passed=not found,
         severity=severity,
         metadata={
@@ -49,57 +59,12 @@ def _result(rules: dict[str, list[str]], severity: AssetCheckSeverity, **extra: 
     )
 
 
-def _contract(context: AssetCheckExecutionContext, store: DuckDBStore, level: int) -> AssetCheckResult:
-    db = store.store()
-    scope = _run_plan_shards(context)
-    with db.session():  # one connection for every rule
-        # Every rule looks at the sets of the run's partitions never verified (what runs wrote
-        # there since), and reads the rest of the view only where those sets point: its cost
-        # follows the change, not the store (``ingest verify`` checks every set), and runs of
-        # other shards at the same time check their own sets, not these again. The rules read
-        # one state of the store, whatever other runs commit meanwhile.
-        with db.snapshot():
-            pending = invariants.pending_sets(db, level, scope)
-            rules = {
-                "unique_ids": invariants.unique_ids(db, level, pending),
-                "exact_slices": invariants.exact_slices(db, level, set_keys=pending),
-                "budgets": invariants.budgets(db, level, set_keys=pending),
-            }
-            if level == 0:
-                rules["no_orphans"] = invariants.no_orphans(db, pending)
-                rules["parent_covers_children"] = invariants.parent_covers_children(db, set_keys=pending)
-        if not any(rules.values()):
-            invariants.mark_verified(db, pending)
-    return _result(
-        rules, AssetCheckSeverity.ERROR, sets_checked=len(pending), scope=str(scope or _EVERY_PLAN)
-    )
+def _scoped(name: str, rules: dict[str, list[str]], scope: Scope, **extra: object) -> AssetCheckResult:
+    """An error-severity result whose metadata names the partitions it looked at."""
+    return _result(name, rules, AssetCheckSeverity.ERROR, scope=str(scope or _EVERY_PLAN), **extra)
 
 
-@asset_check(asset=parent_chunks, name="contract", description="Unique ids, exact slices, budgets.")
-def parent_contract(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
-    return _contract(context, store, 1)
-
-
-@asset_check(
-    asset=child_chunks, name="contract", description="Unique ids, exact slices, budgets, inside a parent."
-)
-def child_contract(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
-    return _contract(context, store, 0)
-
-
-@asset_check(asset=graph_nodes, name="edges_resolve", description="Every edge joins two nodes.")
-def edges_resolve(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
-    scope = _run_plan_shards(context)
-    db = store.store()
-    violations = invariants.graph_edges_resolve(db, scope)
-    return _result(
-        {"edges_resolve": violations},
-        AssetCheckSeverity.ERROR,
-        scope=str(scope or _EVERY_PLAN),
-    )
-
-
-def _run_plan_shards(context: AssetCheckExecutionContext) -> dict[str, list[str]] | None:
+def _run_plan_shards(context: AssetExecutionContext) -> Scope:
     """The plan keys and shards the run materialized (None: no partition tags, so all)."""
     tags = context.run.tags
     if PARTITION in tags and is_chunk_partition(tags[PARTITION]):
@@ -111,56 +76,90 @@ def _run_plan_shards(context: AssetCheckExecutionContext) -> dict[str, list[str]
     return None
 
 
-@asset_check(
-    asset=graph_nodes,
-    name="coverage",
-    description="Every current document has parents, children and graph records in the plan.",
-)
-def coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
-    scope = _run_plan_shards(context)
-    db = store.store()
-    violations = invariants.coverage(db, scope)
-    return _result({"uncovered": violations}, AssetCheckSeverity.ERROR, scope=str(scope or _EVERY_PLAN))
+def _contract(db: IngestStore, scope: Scope, level: int) -> AssetCheckResult:
+    # Every rule looks at the sets of the run's partitions never verified (what runs wrote there
+    # since), and reads the rest of the view only where those sets point: its cost follows the
+    # change, not the store (``ingest verify`` checks every set), and runs of other shards at
+    # the same time check their own sets, not these again. The rules read one state of the
+    # store, whatever other runs commit meanwhile.
+    with db.snapshot():
+        pending = invariants.pending_sets(db, level, scope)
+        rules = {
+            "unique_ids": invariants.unique_ids(db, level, pending),
+            "exact_slices": invariants.exact_slices(db, level, set_keys=pending),
+            "budgets": invariants.budgets(db, level, set_keys=pending),
+        }
+        if level == 0:
+            rules["no_orphans"] = invariants.no_orphans(db, pending)
+            rules["parent_covers_children"] = invariants.parent_covers_children(db, set_keys=pending)
+    if not any(rules.values()):
+        invariants.mark_verified(db, pending)
+    return _scoped("contract", rules, scope, sets_checked=len(pending))
 
 
-@asset_check(
-    asset=embeddings,
-    name="coverage",
-    description="Every current child has a vector under the plan's model; every document is served.",
-)
-def vector_coverage(context: AssetCheckExecutionContext, store: DuckDBStore) -> AssetCheckResult:
-    scope = _run_plan_shards(context)
+def parent_contract(db: IngestStore, scope: Scope, _: DuckDBStore) -> AssetCheckResult:
+    return _contract(db, scope, 1)
+
+
+def child_contract(db: IngestStore, scope: Scope, _: DuckDBStore) -> AssetCheckResult:
+    return _contract(db, scope, 0)
+
+
+def edges_resolve(db: IngestStore, scope: Scope, _: DuckDBStore) -> AssetCheckResult:
+    return _scoped("edges_resolve", {"edges_resolve": invariants.graph_edges_resolve(db, scope)}, scope)
+
+
+def coverage(db: IngestStore, scope: Scope, _: DuckDBStore) -> AssetCheckResult:
+    return _scoped("coverage", {"uncovered": invariants.coverage(db, scope)}, scope)
+
+
+def vector_coverage(db: IngestStore, scope: Scope, store: DuckDBStore) -> AssetCheckResult:
     wanted = {plan.key: plan.embedding.key for plan in store.plans() if plan.embedding is not None}
-    db = store.store()
-    violations = invariants.vector_coverage(db, wanted, scope)
-    unserved = invariants.unserved(db, scope)
-    return _result(
-        {"without_vectors": violations, "not_served": unserved},
-        AssetCheckSeverity.ERROR,
-        scope=str(scope or _EVERY_PLAN),
-        plans_embedding=len(wanted),
-    )
+    rules = {
+        "without_vectors": invariants.vector_coverage(db, wanted, scope),
+        "not_served": invariants.unserved(db, scope),
+    }
+    return _scoped("coverage", rules, scope, plans_embedding=len(wanted))
 
 
-@asset_check(asset=documents, name="parse_failures", description="Files that could not be parsed, and why.")
-def parse_failures(store: DuckDBStore) -> AssetCheckResult:
-    return _result({"failed_files": invariants.failures(store.store(), ("parse",))}, AssetCheckSeverity.WARN)
+def parse_failures(db: IngestStore, _: Scope, __: DuckDBStore) -> AssetCheckResult:
+    found = invariants.failures(db, ("parse",))
+    return _result("parse_failures", {"failed_files": found}, AssetCheckSeverity.WARN)
 
 
-@asset_check(
-    asset=parent_chunks, name="chunk_failures", description="Documents a chunker failed on, and why."
-)
-def chunk_failures(store: DuckDBStore) -> AssetCheckResult:
-    found = invariants.failures(store.store(), ROLES)
-    return _result({"failed_documents": found}, AssetCheckSeverity.WARN)
+def chunk_failures(db: IngestStore, _: Scope, __: DuckDBStore) -> AssetCheckResult:
+    found = invariants.failures(db, ROLES)
+    return _result("chunk_failures", {"failed_documents": found}, AssetCheckSeverity.WARN)
 
 
-CHECKS = [
-    parent_contract,
-    child_contract,
-    edges_resolve,
-    coverage,
-    vector_coverage,
-    parse_failures,
-    chunk_failures,
-]
+# Each asset's checks: (name, description, function), evaluated in this order after its work.
+_CHECKS: dict[str, list[tuple[str, str, Check]]] = {
+    "documents": [("parse_failures", "Files that could not be parsed, and why.", parse_failures)],
+    "parent_chunks": [
+        ("chunk_failures", "Documents a chunker failed on, and why.", chunk_failures),
+        ("contract", "Unique ids, exact slices, budgets.", parent_contract),
+    ],
+    "child_chunks": [("contract", "Unique ids, exact slices, budgets, inside a parent.", child_contract)],
+    "graph_nodes": [
+        ("coverage", "Every current document has parents, children and graph records in the plan.", coverage),
+        ("edges_resolve", "Every edge joins two nodes.", edges_resolve),
+    ],
+    "embeddings": [
+        (
+            "coverage",
+            "Every current child has a vector under the plan's model; every document is served.",
+            vector_coverage,
+        )
+    ],
+}
+CHECK_SPECS: dict[str, list[AssetCheckSpec]] = {
+    asset: [AssetCheckSpec(name, asset=asset, description=description) for name, description, _ in checks]
+    for asset, checks in _CHECKS.items()
+}
+
+
+def evaluate(context: AssetExecutionContext, store: DuckDBStore, asset: str) -> list[AssetCheckResult]:
+    """The results of ``asset``'s checks for this run, read over one store connection."""
+    db, scope = store.store(), _run_plan_shards(context)
+    with db.session():
+        return [check(db, scope, store) for _, _, check in _CHECKS.get(asset, [])]
