@@ -88,10 +88,12 @@ def _materialize(context: AssetExecutionContext, store: DuckDBStore, step: str) 
     for plan_key, keys in _partitions(context).items():
         started = utc_now()
         results = engine.run(step, keys, plan_key)
-        found = partition_versions(engine.store, step, keys, plan_key)
-        with engine.store.connect() as con:
+        # What the step left, read over one connection (a DuckDB file is attached once, not
+        # three times; the session ends before the next step).
+        with engine.store.session() as con:
+            found = partition_versions(engine.store, step, keys, plan_key)
             moved = change_counts(con, engine.store.run_id, started, plan_key)
-        state = _plan_state(engine, plan_key)
+            state = _plan_state(engine, plan_key)
         for shard, partition_key in keys.items():
             result = results.get(shard) or RESULT_OF_STEP[step]()
             metadata = result_metadata(result)
@@ -123,11 +125,12 @@ def _plan_state(engine: Any, plan_key: str | None) -> str:
     (the views switch to it when all are), or ``retired``."""
     if plan_key is None:
         return ""
-    plan = engine.plans[plan_key]
-    state, ready, total = engine.store.plan_progress(plan_key, plan.kinds)
-    if state == "building":
-        return f"building: {ready} of {total} documents ready (it serves when all are)"
-    return state or "not registered"
+    known = engine.store.plan_states().get(plan_key)
+    if known is None or known.state != "building":
+        return known.state if known else "not registered"
+    # Counting what is ready reads every routed document's coverage: only a building key has it.
+    _, ready, total = engine.store.plan_progress(plan_key, engine.plans[plan_key].kinds)
+    return f"building: {ready} of {total} documents ready (it serves when all are)"
 
 
 @asset(partitions_def=shard_partitions, **_COMMON)

@@ -168,6 +168,7 @@ def embed_children(
                 mode,
                 [key for _, key in batch],
                 embedding.key,
+                shards={batch[0][0].document.shard},  # a batch is of one shard
             )
             if live:  # the batch's documents are served now if the plan has the rest of them
                 store.publish(plan.key, plan.kinds, embedding.key, [item.document_id for item, _ in batch])

@@ -206,9 +206,13 @@ def write_embeddings(
     text_mode: str,
     done: Sequence[str],
     embedding: str,
+    shards: Iterable[str] | None = None,
 ) -> int:
     """In one transaction: new ``vectors``, the text hashes of child sets hashed now (``texts``,
     under ``text_mode``), and the sets now fully embedded under ``embedding`` (``done``).
+
+    ``shards`` are the shards of those sets' documents when the caller has them at hand (the
+    embeddings step's batches are of one shard); else they are read from the store.
 
     Each insert is an anti-join on its key, so rows another writer stored meanwhile are not
     duplicated. Returns the number of vectors inserted.
@@ -218,7 +222,8 @@ def write_embeddings(
     inserted = 0
     # Rows of these sets' documents; vectors are keyed by text, which other shards' writers may
     # store at once: chunk_vectors serves one of two such rows.
-    with store.transaction(store.set_shards([*(t.set_key for t in texts), *done])) as con:
+    locked = store.set_shards([*(t.set_key for t in texts), *done]) if shards is None else frozenset(shards)
+    with store.transaction(locked) as con:
         for batch in vectors:
             if not batch.hashes:
                 continue
