@@ -9,8 +9,11 @@ __all__ = ["BATCH_BYTES", "BATCH_DOCUMENTS", "batches", "subset"]
 
 # A read-chunk-write round closes at this many documents or this many bytes of source (parse)
 # or text (chunking, graph), whichever comes first: memory per round stays bounded whatever the
-# corpus holds (ten copies of the largest file next to each other included).
-BATCH_DOCUMENTS = 32
+# corpus holds (ten copies of the largest file next to each other included). The bytes bound
+# memory; the count bounds a round of many small documents. Each round costs its reads and writes
+# whatever its size (on a lake, catalog reads for every table a statement scans, and a scan of
+# the stored rows the round's keys are looked up in), so rounds are as large as memory allows.
+BATCH_DOCUMENTS = 128
 BATCH_BYTES = 8 * 1024 * 1024
 
 T = TypeVar("T")
