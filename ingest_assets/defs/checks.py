@@ -159,7 +159,24 @@ CHECK_SPECS: dict[str, list[AssetCheckSpec]] = {
 
 
 def evaluate(context: AssetExecutionContext, store: DuckDBStore, asset: str) -> list[AssetCheckResult]:
-    """The results of ``asset``'s checks for this run, read over one store connection."""
+    """The results of ``asset``'s checks for this run, read over one store connection.
+
+    A check that cannot run (its query fails) fails, with the error in its metadata and the
+    run's log: the asset's work is in the store by then, and its materialization is recorded
+    all the same, as it was when each check was a step of its own.
+    """
     db, scope = store.store(), _run_plan_shards(context)
+    results = []
     with db.session():
-        return [check(db, scope, store) for _, _, check in _CHECKS.get(asset, [])]
+        for name, _, check in _CHECKS.get(asset, []):
+            try:
+                results.append(check(db, scope, store))
+            except Exception as error:  # shown as the check's failure, not lost
+                context.log.error(f"{asset} check {name} could not run: {type(error).__name__}: {error}")
+                metadata = {"error": f"{type(error).__name__}: {error}", "scope": str(scope or _EVERY_PLAN)}
+                results.append(
+                    AssetCheckResult(
+                        check_name=name, passed=False, severity=AssetCheckSeverity.ERROR, metadata=metadata
+                    )
+                )
+    return results

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from dagster import DagsterInstance, DefaultScheduleStatus
+from dagster import AssetCheckKey, AssetKey, DagsterInstance, DefaultScheduleStatus
 
 from ingest_assets.cli import main
 from ingest_assets.defs import build_definitions
@@ -138,3 +138,25 @@ def test_a_runs_contract_checks_the_sets_of_its_own_partitions(pipeline: Pipelin
     after = _unverified_by_shard(pipeline, "child")
     assert shard not in after
     assert after == {s: keys for s, keys in pending.items() if s != shard}
+
+
+def test_a_check_that_cannot_run_fails_and_its_asset_still_materializes(pipeline: Pipeline) -> None:
+    """The checks run in their asset's step, after its work is in the store: a check whose
+    query fails is a failed check with the error in its metadata, not a failed step, so the
+    materialization (and its data version) is recorded as when each check was its own step."""
+    pipeline.run()
+    with pipeline.store.transaction() as con:
+        con.execute("DROP TABLE verified_sets")  # what the contract checks read and write
+    note = next(pipeline.inbox.rglob("*.md"))
+    note.write_text(note.read_text() + "\n\nOne more paragraph, for an edit.\n")
+    summary = pipeline.run()
+    assert summary["documents"]["parsed"] == 1
+    for asset in ("parent_chunks", "child_chunks"):
+        record = pipeline.instance.get_latest_asset_check_evaluation_record(
+            AssetCheckKey(AssetKey(asset), "contract")
+        )
+        assert record is not None and record.evaluation is not None
+        assert not record.evaluation.passed
+        assert "verified_sets" in record.evaluation.metadata["error"].value
+        made = pipeline.instance.fetch_materializations(AssetKey(asset), limit=1).records
+        assert made and made[0].run_id == record.run_id
