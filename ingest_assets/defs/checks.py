@@ -175,8 +175,9 @@ def evaluate(context: AssetExecutionContext, store: DuckDBStore, asset: str) -> 
             try:
                 results.append(check(db, scope, store))
             except Exception as error:  # shown as the check's failure, not lost
-                context.log.error(f"{asset} check {name} could not run: {type(error).__name__}: {error}")
-                metadata = {"error": f"{type(error).__name__}: {error}", "scope": str(scope or _EVERY_PLAN)}
+                reason = f"{type(error).__name__}: {error}"
+                context.log.error(f"{asset} check {name} could not run: {reason}")
+                metadata = {"error": reason, "scope": str(scope or _EVERY_PLAN)}
                 results.append(
                     AssetCheckResult(
                         check_name=name, passed=False, severity=AssetCheckSeverity.ERROR, metadata=metadata
