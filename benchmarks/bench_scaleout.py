@@ -63,17 +63,31 @@ def _env(root: Path, name: str, extra: dict[str, str]) -> dict[str, str]:
             "DAGSTER_TELEMETRY_DISABLED": "1", **extra}  # fmt: skip
 
 
-def _timed(commands: list[tuple[list[str], dict[str, str]]]) -> tuple[float, list[str]]:
-    """Run the commands at once; the seconds until the last ended, and their outputs."""
+def _busy_cpu_seconds() -> float:
+    """CPU seconds this machine has spent busy since boot, all cores (``/proc/stat``: user,
+    nice, system, irq and softirq; not idle, iowait or a hypervisor's steal). Over a run on a
+    quiet machine, its difference is the CPU the run took everywhere: its processes, their
+    workers, and the Postgres server."""
+    user, nice, system, _idle, _iowait, irq, softirq = (
+        int(v) for v in Path("/proc/stat").read_text().split(maxsplit=8)[1:8]
+    )
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def _timed(commands: list[tuple[list[str], dict[str, str]]]) -> tuple[float, list[str], float]:
+    """Run the commands at once; the seconds until the last ended, their outputs, and the CPU
+    seconds the machine was busy meanwhile."""
+    busy = _busy_cpu_seconds()
     started = time.perf_counter()
     procs = [subprocess.Popen(a, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for a, e in commands]  # fmt: skip
     outputs = [p.communicate() for p in procs]
     elapsed = time.perf_counter() - started
+    busy = _busy_cpu_seconds() - busy
     for proc, (_, err) in zip(procs, outputs, strict=True):
         if proc.returncode:
             raise SystemExit(f"a run failed:\n{err[-3000:]}")
-    return elapsed, [out for out, _ in outputs]
+    return elapsed, [out for out, _ in outputs], busy
 
 
 def _lock_times(outputs: list[str]) -> dict[str, float]:
@@ -112,6 +126,11 @@ def _groups(inbox: Path, count: int) -> list[list[str]]:
     return best[1]
 
 
+def _processes(name: str) -> int:
+    """The number of processes in a configuration's name ("lake, 2 processes": 2)."""
+    return int(name.split(", ")[1].split()[0])
+
+
 def _new_lake(pg: dict[str, str], root: Path, name: str) -> dict[str, str]:
     conninfo = f"host={pg['PGHOST']} port={pg['PGPORT']} user={pg['PGUSER']}"
     subprocess.run(["psql", "-q", "-d", f"dbname=postgres {conninfo}", "-c", f"CREATE DATABASE {name}"],
@@ -135,13 +154,15 @@ def _one_size(
     files = len(list(p for p in inbox.rglob("*") if p.is_file()))
     rounds: dict[str, list[float]] = {}
     locks_by_round: dict[str, list[dict[str, float]]] = {}
+    cpu: dict[str, list[float]] = {}
     counts = [int(p) for p in processes.split(",")]
     groups_used = {str(count): _groups(inbox, count) for count in counts}
     cli = [sys.executable, "-m", "ingest_assets.cli", "run"]
     for round_ in range(repeat):
         store = {**common, "INGEST_DUCKDB": str(root / f"i{round_}.duckdb")}
-        seconds, _ = _timed([(cli, _env(root, f"file-{round_}", store))])
+        seconds, _, busy = _timed([(cli, _env(root, f"file-{round_}", store))])
         rounds.setdefault("file, 1 process", []).append(seconds)
+        cpu.setdefault("file, 1 process", []).append(busy)
         for count in counts:
             lake = _new_lake(pg, root, f"lake{copies}x{count}r{round_}")
             commands = [
@@ -150,15 +171,18 @@ def _one_size(
                 for i, group in enumerate(groups_used[str(count)])
             ]  # fmt: skip
             name = f"lake, {count} process{'es' if count > 1 else ''}"
-            seconds, outputs = _timed(commands)
+            seconds, outputs, busy = _timed(commands)
             rounds.setdefault(name, []).append(seconds)
+            cpu.setdefault(name, []).append(busy)
             locks_by_round.setdefault(name, []).append(_lock_times(outputs))
     figures = {name: statistics.median(times) for name, times in rounds.items()}
-    # The lock figures of each configuration's median round (the round nearest its median).
-    locks = {
-        name: runs[min(range(len(runs)), key=lambda i: abs(rounds[name][i] - figures[name]))]
-        for name, runs in locks_by_round.items()
+    # Each configuration's median round (the round nearest its median), whose lock and CPU
+    # figures are reported.
+    median_round = {
+        name: min(range(len(times)), key=lambda i, n=name: abs(rounds[n][i] - figures[n]))
+        for name, times in rounds.items()
     }
+    locks = {name: runs[median_round[name]] for name, runs in locks_by_round.items()}
     one = figures["lake, 1 process"]
     report: dict[str, Any] = {
         "files": files,
@@ -180,11 +204,29 @@ def _one_size(
     report["speedup_bound_by_balance"] = {count: round(1 / share, 2) for count, share in shares.items()}
     fractions = {}
     for name, seconds in figures.items():
-        count = int(name.split(", ")[1].split()[0])
+        count = _processes(name)
         if name.startswith("lake") and count > 1:
             speedup = one / seconds
             fractions[count] = (1 / speedup - 1 / count) / (1 - 1 / count)
     report["write_lock"] = locks
+    # The CPU the machine spent in each configuration's median round, and how many cores that
+    # kept busy. A speedup is the product of two ratios: CPU seconds (one process's over the
+    # split work's, below 1 where each process repeats fixed work) and cores busy (the split
+    # work's over one process's). With C cores, P processes are at most
+    # (CPU ratio) * C / (one process's cores busy) as fast as one: a single process that already
+    # keeps more than one core busy (its worker beside its own writes, Postgres) leaves less
+    # for the others to add.
+    cpu_seconds = {name: cpu[name][i] for name, i in median_round.items()}
+    busy = {name: cpu_seconds[name] / rounds[name][i] for name, i in median_round.items()}
+    cores = len(os.sched_getaffinity(0))
+    report["cpu_seconds"] = {name: round(v, 1) for name, v in cpu_seconds.items()}
+    report["cores_busy"] = {name: round(v, 2) for name, v in busy.items()}
+    one_cpu, one_busy = cpu_seconds["lake, 1 process"], busy["lake, 1 process"]
+    report["speedup_bound_by_cores"] = {
+        name: round(one_cpu / cpu_seconds[name] * min(cores, _processes(name)) / one_busy, 2)
+        for name in figures
+        if name.startswith("lake") and _processes(name) > 1
+    }
     # Measured directly: the share of one process's time spent in anything serialized.
     report["serial_share_measured"] = round(locks["lake, 1 process"]["serial"] / one, 4)
     report["speedup_vs_lake_1"] = {name: round(one / s, 2) for name, s in figures.items()}
