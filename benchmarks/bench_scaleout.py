@@ -18,6 +18,10 @@ or holding the store lock alone, over its time) and estimated from the speedup S
 T(P) (Karp-Flatt: f = (1/S - 1/P) / (1 - 1/P)); Amdahl's law with the larger of the two gives
 what N machines would: 1 / (f + (1 - f)/N). On a machine with C cores, runs of P > C processes
 share cores: their times measure the overhead of more writers, not more machines.
+
+Two more bounds say why a speedup falls short of P: the CPU the machine spent in each
+configuration (``/proc/stat``; ``cores_busy`` is that over the wall time), and the fixed cost of
+one process over no files (``fixed_per_process``), which every process pays whatever its share.
 """
 
 from __future__ import annotations
@@ -155,6 +159,7 @@ def _one_size(
     rounds: dict[str, list[float]] = {}
     locks_by_round: dict[str, list[dict[str, float]]] = {}
     cpu: dict[str, list[float]] = {}
+    fixed: list[tuple[float, float]] = []
     counts = [int(p) for p in processes.split(",")]
     groups_used = {str(count): _groups(inbox, count) for count in counts}
     cli = [sys.executable, "-m", "ingest_assets.cli", "run"]
@@ -175,6 +180,14 @@ def _one_size(
             rounds.setdefault(name, []).append(seconds)
             cpu.setdefault(name, []).append(busy)
             locks_by_round.setdefault(name, []).append(_lock_times(outputs))
+        # What a process costs whatever its share: the same command over no files (start-up,
+        # the lake's catalog and schema, plan registration, two Dagster runs, their checks).
+        empty = root / f"empty{round_}"
+        empty.mkdir()
+        lake = _new_lake(pg, root, f"lake{copies}empty{round_}")
+        alone = _env(root, f"empty-{round_}", {**common, **lake, "INGEST_INBOX": str(empty)})
+        seconds, _, busy = _timed([([sys.executable, "-m", "ingest_assets.cli", "shards"], alone)])
+        fixed.append((seconds, busy))
     figures = {name: statistics.median(times) for name, times in rounds.items()}
     # Each configuration's median round (the round nearest its median), whose lock and CPU
     # figures are reported.
@@ -226,6 +239,19 @@ def _one_size(
         name: round(one_cpu / cpu_seconds[name] * min(cores, _processes(name)) / one_busy, 2)
         for name in figures
         if name.startswith("lake") and _processes(name) > 1
+    }
+    # Paid by every process whatever its share, so P processes are at most
+    # T(1) / ((T(1) - F) / P + F) as fast as one (F: the median fixed seconds), on P machines
+    # as on P cores: a duplicated cost limits a speedup exactly as a serial one does.
+    fixed_seconds = statistics.median(seconds for seconds, _ in fixed)
+    report["fixed_per_process"] = {
+        "seconds": round(fixed_seconds, 1),
+        "cpu_seconds": round(statistics.median(busy for _, busy in fixed), 1),
+    }
+    report["speedup_bound_by_fixed_cost"] = {
+        str(count): round(one / ((one - fixed_seconds) / count + fixed_seconds), 2)
+        for count in counts
+        if count > 1
     }
     # Measured directly: the share of one process's time spent in anything serialized.
     report["serial_share_measured"] = round(locks["lake, 1 process"]["serial"] / one, 4)
