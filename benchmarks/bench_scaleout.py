@@ -273,7 +273,13 @@ def main() -> None:
     )
     args = parser.parse_args()
     corpus = default_corpus()
-    root = Path(tempfile.mkdtemp(prefix="bench-scaleout-"))
+    # One folder, the same every run: a document's shard follows its path, so a new folder each
+    # time would deal the same corpus out to the processes differently from run to run.
+    root = Path(tempfile.gettempdir()) / "bench-scaleout"
+    if root.exists():  # left by a run that was stopped: its Postgres may still be up
+        subprocess.run(["bash", str(SCRIPT), "stop", str(root / "pg")], capture_output=True)
+        shutil.rmtree(root)
+    root.mkdir()
     os.chmod(root, 0o755)
     started = subprocess.run(["bash", str(SCRIPT), "start", str(root / "pg")], capture_output=True, text=True)
     if started.returncode:
