@@ -230,11 +230,11 @@ def _one_size(
     # keeps more than one core busy (its worker beside its own writes, Postgres) leaves less
     # for the others to add.
     cpu_seconds = {name: cpu[name][i] for name, i in median_round.items()}
-    busy = {name: cpu_seconds[name] / rounds[name][i] for name, i in median_round.items()}
+    cores_busy = {name: cpu_seconds[name] / rounds[name][i] for name, i in median_round.items()}
     cores = len(os.sched_getaffinity(0))
     report["cpu_seconds"] = {name: round(v, 1) for name, v in cpu_seconds.items()}
-    report["cores_busy"] = {name: round(v, 2) for name, v in busy.items()}
-    one_cpu, one_busy = cpu_seconds["lake, 1 process"], busy["lake, 1 process"]
+    report["cores_busy"] = {name: round(v, 2) for name, v in cores_busy.items()}
+    one_cpu, one_busy = cpu_seconds["lake, 1 process"], cores_busy["lake, 1 process"]
     report["speedup_bound_by_cores"] = {
         name: round(one_cpu / cpu_seconds[name] * min(cores, _processes(name)) / one_busy, 2)
         for name in figures
@@ -246,7 +246,7 @@ def _one_size(
     fixed_seconds = statistics.median(seconds for seconds, _ in fixed)
     report["fixed_per_process"] = {
         "seconds": round(fixed_seconds, 1),
-        "cpu_seconds": round(statistics.median(busy for _, busy in fixed), 1),
+        "cpu_seconds": round(statistics.median(cpu_used for _, cpu_used in fixed), 1),
     }
     report["speedup_bound_by_fixed_cost"] = {
         str(count): round(one / ((one - fixed_seconds) / count + fixed_seconds), 2)
