@@ -163,6 +163,7 @@ def _one_size(
     counts = [int(p) for p in processes.split(",")]
     groups_used = {str(count): _groups(inbox, count) for count in counts}
     cli = [sys.executable, "-m", "ingest_assets.cli", "run"]
+    shards = [sys.executable, "-m", "ingest_assets.cli", "shards"]
     for round_ in range(repeat):
         store = {**common, "INGEST_DUCKDB": str(root / f"i{round_}.duckdb")}
         seconds, _, busy = _timed([(cli, _env(root, f"file-{round_}", store))])
@@ -171,7 +172,7 @@ def _one_size(
         for count in counts:
             lake = _new_lake(pg, root, f"lake{copies}x{count}r{round_}")
             commands = [
-                ([sys.executable, "-m", "ingest_assets.cli", "shards", *group],
+                ([*shards, *group],
                  _env(root, f"lake{count}-{i}-{round_}", {**common, **lake}))
                 for i, group in enumerate(groups_used[str(count)])
             ]  # fmt: skip
@@ -186,7 +187,7 @@ def _one_size(
         empty.mkdir()
         lake = _new_lake(pg, root, f"lake{copies}empty{round_}")
         alone = _env(root, f"empty-{round_}", {**common, **lake, "INGEST_INBOX": str(empty)})
-        seconds, _, busy = _timed([([sys.executable, "-m", "ingest_assets.cli", "shards"], alone)])
+        seconds, _, busy = _timed([(shards, alone)])
         fixed.append((seconds, busy))
     figures = {name: statistics.median(times) for name, times in rounds.items()}
     # Each configuration's median round (the round nearest its median), whose lock and CPU
