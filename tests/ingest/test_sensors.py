@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -303,28 +304,35 @@ def test_retired_plan_keys_keep_their_partitions(pipeline: Pipeline) -> None:
     assert set(old) < keys and len(keys) == 2
 
 
-def _edit_in_shards(pipeline: Pipeline, count: int) -> list[str]:
-    """Edit one file in each of ``count`` shards, no two of them adjacent; their shards."""
-    by_shard: dict[str, Path] = {}
-    for path in sorted(pipeline.inbox.rglob("*")):
-        if path.is_file() and path.suffix in (".md", ".txt"):  # an appended line is new text
-            by_shard.setdefault(shard_of(Document.node_id_for(path.resolve().as_uri())), path)
-    chosen: list[str] = []
-    for shard in sorted(by_shard):
-        if not chosen or SHARDS.index(shard) > SHARDS.index(chosen[-1]) + 1:
-            chosen.append(shard)
-    assert len(chosen) >= count, f"the sample's files fill shards {sorted(by_shard)}"
-    for shard in chosen[:count]:
-        path = by_shard[shard]
+def _files_in_shards_apart(pipeline: Pipeline, count: int) -> dict[str, Path]:
+    """Write ``count`` new Markdown files into the inbox, in shards no two of them adjacent;
+    the files by shard. A document's shard follows its absolute path, so the names are
+    searched for here rather than taken from the sample (whose shards vary with tmp_path)."""
+    chosen: dict[str, Path] = {}
+    for index in range(10_000):
+        path = (pipeline.inbox / f"spread-{index}.md").resolve()
+        shard = shard_of(Document.node_id_for(path.as_uri()))
+        if all(abs(SHARDS.index(shard) - SHARDS.index(other)) > 1 for other in chosen):
+            path.write_text(f"# Spread {index}\n\nA file placed in shard {shard}.\n")
+            chosen[shard] = path
+            if len(chosen) == count:
+                return dict(sorted(chosen.items()))
+    raise AssertionError(f"no {count} shards apart found among 10000 names")
+
+
+def _edit(paths: Iterable[Path]) -> None:
+    """Append a paragraph to each file: new text, so a new version of each document."""
+    for path in paths:
         path.write_bytes(path.read_bytes() + b"\n\nAn edit.\n")
-    return chosen[:count]
 
 
 def test_runs_cover_only_the_partitions_with_work(pipeline: Pipeline) -> None:
     """Edits in shards apart from each other launch one run each: no run, so no
     materialization, of a shard between them that has nothing to do."""
+    files = _files_in_shards_apart(pipeline, 2)
     _ingested(pipeline)
-    shards = _edit_in_shards(pipeline, 2)
+    _edit(files.values())
+    shards = list(files)
     docs = _requests(_tick(pipeline))
     assert [(job, partition) for job, partition, _ in docs] == [("documents_job", s) for s in shards]
     _execute(pipeline, _tick(pipeline))
