@@ -144,9 +144,9 @@ class LangChainIndex:
         from langchain_core.indexing import InMemoryRecordManager
         from langchain_core.vectorstores import InMemoryVectorStore
 
-        from ingest_assets.embeddings import load_model
+        from benchmarks.e2e_peers import wordllama_as_its_users_load_it
 
-        model = load_model(MODEL)
+        model = wordllama_as_its_users_load_it()
 
         class Counted(Embeddings):
             calls = texts = 0
@@ -156,12 +156,12 @@ class LangChainIndex:
                 Counted.calls += 1
                 Counted.texts += len(texts)
                 began = time.perf_counter()
-                vectors = model.embed_batch(list(texts)).tolist()
+                vectors = model.embed(list(texts), norm=True).tolist()
                 Counted.seconds += time.perf_counter() - began
                 return vectors
 
             def embed_query(self, text: str) -> list[float]:
-                return model.embed_batch([text])[0].tolist()
+                return model.embed([text], norm=True)[0].tolist()
 
         self.ws, self.counted = ws, Counted
         self.store = InMemoryVectorStore(Counted())

@@ -29,13 +29,25 @@ warnings.filterwarnings("ignore", message=".*SHA-1.*")
 warnings.filterwarnings("ignore", message=".*langchain-community.*")
 
 
+def wordllama_as_its_users_load_it() -> Any:
+    """The plan's model as a LangChain, LlamaIndex or CocoIndex user loads it: WordLlama's own
+    object (offline, from the files its wheel ships), whose ``embed(texts, norm=True)`` the peers
+    call. ``ingest run`` embeds with the project's pooling over the same matrix, which gives the
+    same vectors to the bit in less time (docs/embeddings.md): that is ours, not the peers'."""
+    from ingest_assets.embeddings import models
+
+    config = MODEL.partition(":")[2].rpartition("_")[0]
+    return models._wordllama().WordLlama.load(
+        config=config, cache_dir=models._wordllama_dir(), disable_download=True, dim=256
+    )
+
+
 class ModelCounter:
-    """The plan's model, loaded offline once per process, and what it was asked to embed."""
+    """The plan's model, loaded offline once per process as its users load it, and what it was
+    asked to embed."""
 
     def __init__(self) -> None:
-        from ingest_assets.embeddings import load_model
-
-        self.model = load_model(MODEL)
+        self.model = wordllama_as_its_users_load_it()
         self.reset()
 
     def reset(self) -> None:
@@ -44,7 +56,7 @@ class ModelCounter:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         began = time.perf_counter()
-        vectors = self.model.embed_batch(list(texts)).tolist()
+        vectors = self.model.embed(list(texts), norm=True).tolist()
         self.seconds += time.perf_counter() - began
         self.calls += 1
         self.texts += len(texts)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import itertools
 import logging
 import re
 from dataclasses import dataclass
@@ -239,7 +240,17 @@ def model_info(spec: str) -> ModelInfo:
 
 
 class _WordLlama:
-    """WordLlama's static model from the files its wheel ships (never downloads)."""
+    """WordLlama's static model from the files its wheel ships (never downloads).
+
+    A text's vector is what WordLlama's own ``embed(texts, norm=True)`` gives: the mean of its
+    tokens' rows of the embedding matrix, scaled to unit length. It is computed here without
+    WordLlama's padding: ``embed`` pads every text of a batch to the longest, gathers a
+    (texts, longest, dimension) array and multiplies it by the padding mask, which is most of
+    its time and memory; summing each text's own rows reads only the tokens it has. The float32
+    additions are the same and in the same order (row after row; padding adds zeros), so the
+    vectors are ``embed``'s to the bit (``tests/ingest/test_embeddings.py``). A text with no
+    token gets the zero vector, where ``embed`` gives NaN.
+    """
 
     def __init__(self, config: str, dimension: int) -> None:
         word_llama = _wordllama().WordLlama
@@ -253,13 +264,33 @@ class _WordLlama:
             dim=shipped,
             trunc_dim=None if dimension == shipped else dimension,
         )
+        from tokenizers import Tokenizer
+
+        # The model's tokenizer without the padding WordLlama turns on: each text's own ids.
+        self._tokenizer = Tokenizer.from_str(self._model.tokenizer.to_str())
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+        self._matrix = self._model.embedding  # float32, one row per token id
         self.dimension = dimension
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         import numpy as np
 
-        vectors = self._model.embed(list(texts), norm=True, return_np=True)
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        id_lists = [encoding.ids for encoding in encodings]
+        lengths = [len(ids) for ids in id_lists]
+        ids = np.fromiter(itertools.chain.from_iterable(id_lists), dtype=np.intp, count=sum(lengths))
+        np.clip(ids, 0, self._matrix.shape[0] - 1, out=ids)  # as WordLlama does
+        vectors = np.zeros((len(texts), self._matrix.shape[1]), dtype=np.float32)
+        end = 0
+        for row, length in enumerate(lengths):
+            start, end = end, end + length
+            if length:  # one text's rows at a time: they stay in the CPU's cache while summed
+                np.sum(self._matrix[ids[start:end]], axis=0, out=vectors[row])
+        vectors /= np.maximum(np.asarray(lengths, dtype=np.float32), 1.0)[:, None]
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        np.divide(vectors, norms, out=vectors, where=norms > 0)
+        return vectors
 
 
 class _Chonkie:

@@ -16,6 +16,8 @@ from typing import Any
 import duckdb
 import pytest
 from dagster import AssetCheckKey, AssetKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ingest_assets.cli import main
 from ingest_assets.embeddings import embedded_text, models, texts
@@ -24,6 +26,7 @@ from ingest_assets.engine.tasks import stored_chunk
 from ingest_assets.plans import PlanError, load_plans
 from ingest_assets.search import search
 from ingest_assets.store import SCHEMA_VERSION, IngestStore, invariants
+from tests.example_budget import examples
 from tests.ingest.conftest import Pipeline, plan_spec
 from tests.ingest.test_sensors import _execute, _requests, _settle, _tick
 from tests.lake.postgres import on_both_backends
@@ -365,3 +368,69 @@ def test_a_vector_stored_twice_is_served_once_and_compaction_keeps_one(pipeline:
     assert pipeline.store.compact()["vectors_deleted"] == stored // 2
     assert pipeline.rows("SELECT count(DISTINCT (text_hash, model)) = count(*) FROM vectors") == [(True,)]
     assert pipeline.rows("SELECT plan_key, id, text_hash FROM chunk_vectors ORDER BY ALL") == served
+
+
+def _wordllama_texts() -> list[str]:
+    """Texts of every shape a batch mixes: the sample's chunks (short and long side by side, so
+    WordLlama pads), whitespace alone, one token, emoji, CJK, accents, a long repeated text."""
+    from chunking import ParentChildChunker, RecursiveChunker, SectionChunker, parse_file
+    from tests.ingest.conftest import SAMPLE
+
+    chunker = ParentChildChunker(parent=SectionChunker(chunk_size=512), child=RecursiveChunker(chunk_size=96))
+    chunks = [
+        chunk.text
+        for path in sorted(SAMPLE.rglob("*"))
+        if path.is_file() and not path.name.startswith(".")
+        for chunk in chunker.chunk(parse_file(path))
+    ]
+    odd = [" ", "\n\n", "a", "héllo 🙂 世界", "東京は日本の首都です。", "x" * 5000, "word " * 2000]
+    mixed: list[str] = []
+    for index, chunk in enumerate(chunks):
+        mixed += [chunk, odd[index % len(odd)]]
+    return mixed
+
+
+@pytest.mark.parametrize("model", ["wordllama:l2_supercat_256", "wordllama:l2_supercat_64"])
+def test_wordllama_vectors_are_the_models_own_to_the_bit(model: str) -> None:
+    """The pooled embedding gives exactly what WordLlama's ``embed(norm=True)`` gives, batch
+    after batch of mixed lengths, at the full and a truncated dimension."""
+    loaded = models.load_model(model)
+    texts = _wordllama_texts()
+    assert len(texts) > 100
+    for start in range(0, len(texts), 64):
+        batch = texts[start : start + 64]
+        ours = loaded.embed_batch(batch)
+        theirs = loaded._model.embed(batch, norm=True)  # type: ignore[attr-defined]
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape == (len(batch), loaded.dimension)
+        assert np_equal(ours, theirs), f"batch at {start} differs"
+
+
+def test_a_text_without_tokens_gets_the_zero_vector_not_nan() -> None:
+    """WordLlama divides an empty text's zero sum by a zero norm (NaN); a stored NaN would poison
+    every search score, so an empty text's vector is zeros, and its neighbours' are unchanged."""
+    loaded = models.load_model(MODEL)
+    vectors = loaded.embed_batch(["", "a text", ""])
+    assert not vectors[[0, 2]].any()
+    assert np_equal(vectors[1:2], loaded.embed_batch(["a text"]))
+
+
+def np_equal(left: Any, right: Any) -> bool:
+    import numpy as np
+
+    return bool(np.array_equal(left, right))
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(batch=st.lists(st.text(max_size=400), min_size=1, max_size=12))
+def test_wordllama_pooling_matches_the_model_on_any_text(batch: list[str]) -> None:
+    """On any batch of any text: a text with tokens has WordLlama's own vector, to the bit; a
+    text without has zeros."""
+    import numpy as np
+
+    loaded = models.load_model(MODEL)
+    ours = loaded.embed_batch(batch)
+    with np.errstate(invalid="ignore"):  # WordLlama's NaN for a text without tokens
+        theirs = loaded._model.embed(batch, norm=True)  # type: ignore[attr-defined]
+    empty = np.isnan(theirs).any(axis=1)
+    assert np.array_equal(ours[~empty], theirs[~empty])
+    assert not ours[empty].any()
