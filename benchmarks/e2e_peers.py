@@ -36,9 +36,9 @@ def wordllama_as_its_users_load_it() -> Any:
     same vectors to the bit in less time (docs/embeddings.md): that is ours, not the peers'."""
     from ingest_assets.embeddings import models
 
-    config = MODEL.partition(":")[2].rpartition("_")[0]
+    config, _, dimension = MODEL.partition(":")[2].rpartition("_")  # l2_supercat, 256
     return models._wordllama().WordLlama.load(
-        config=config, cache_dir=models._wordllama_dir(), disable_download=True, dim=256
+        config=config, cache_dir=models._wordllama_dir(), disable_download=True, dim=int(dimension)
     )
 
 

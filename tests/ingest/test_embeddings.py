@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 import duckdb
+import numpy as np
 import pytest
 from dagster import AssetCheckKey, AssetKey
 from hypothesis import given, settings
@@ -402,7 +403,7 @@ def test_wordllama_vectors_are_the_models_own_to_the_bit(model: str) -> None:
         ours = loaded.embed_batch(batch)
         theirs = loaded._model.embed(batch, norm=True)  # type: ignore[attr-defined]
         assert ours.dtype == theirs.dtype and ours.shape == theirs.shape == (len(batch), loaded.dimension)
-        assert np_equal(ours, theirs), f"batch at {start} differs"
+        assert np.array_equal(ours, theirs), f"batch at {start} differs"
 
 
 def test_a_text_without_tokens_gets_the_zero_vector_not_nan() -> None:
@@ -411,13 +412,7 @@ def test_a_text_without_tokens_gets_the_zero_vector_not_nan() -> None:
     loaded = models.load_model(MODEL)
     vectors = loaded.embed_batch(["", "a text", ""])
     assert not vectors[[0, 2]].any()
-    assert np_equal(vectors[1:2], loaded.embed_batch(["a text"]))
-
-
-def np_equal(left: Any, right: Any) -> bool:
-    import numpy as np
-
-    return bool(np.array_equal(left, right))
+    assert np.array_equal(vectors[1:2], loaded.embed_batch(["a text"]))
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -425,8 +420,6 @@ def np_equal(left: Any, right: Any) -> bool:
 def test_wordllama_pooling_matches_the_model_on_any_text(batch: list[str]) -> None:
     """On any batch of any text: a text with tokens has WordLlama's own vector, to the bit; a
     text without has zeros."""
-    import numpy as np
-
     loaded = models.load_model(MODEL)
     ours = loaded.embed_batch(batch)
     with np.errstate(invalid="ignore"):  # WordLlama's NaN for a text without tokens
