@@ -92,6 +92,7 @@ def run_pipeline(
     """
     from ingest_assets.engine import SHARDS, IngestEngine
     from ingest_assets.engine.keys import chunk_partition, stretches
+    from ingest_assets.engine.workers import forget_prefetched
     from ingest_assets.store import IngestStore
 
     started = time.perf_counter()
@@ -100,32 +101,39 @@ def run_pipeline(
     plans = load_plans(settings.plans_file)
     keys = [plan.key for plan in plans]
     view = IngestStore(settings.database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
+    engine = IngestEngine(view, settings.inbox, plans, settings)
     # One connection for both; closed before any run needs the file.
     with view.session():
         view.check()  # missing: created; unwritable, foreign or unknown schema: StoreError now
-        todo = IngestEngine(view, settings.inbox, plans, settings).pending(SHARDS)
+        todo = engine.pending(SHARDS)
     run_ids: list[str] = []
     covered = todo  # the shards the runs cover; the summary counts the others as reused
     if not todo.empty:
-        from ingest_assets.defs.launch import Launcher
+        # The workers parse while this process imports Dagster and starts the runs; the
+        # documents run's parse step takes what they made of the same files.
+        engine.prefetch_parse(todo)
+        try:
+            from ingest_assets.defs.launch import Launcher
 
-        launcher = Launcher(settings, keys, instance)
-        # One run per stretch of consecutive shards with work: a shard without work is not
-        # materialized, so each partition's latest materialization is its own work. A shard
-        # never materialized is work too (its first materialization records it empty), so on a
-        # new store each job is one run over every shard.
-        covered = dataclasses.replace(todo, chunks=dict(todo.chunks))  # what the runs cover
-        if todo.documents:
-            covered.documents = sorted({*todo.documents, *launcher.never_materialized()})
-            for run in stretches(covered.documents):
-                run_ids.append(launcher.execute("documents_job", run[0], run[-1]))
-        for key in keys:
-            if not todo.chunks.get(key):
-                continue
-            covered.chunks[key] = sorted({*todo.chunks[key], *launcher.never_materialized(key)})
-            for run in stretches(covered.chunks[key]):
-                first, last = chunk_partition(key, run[0]), chunk_partition(key, run[-1])
-                run_ids.append(launcher.execute("chunks_job", first, last))
+            launcher = Launcher(settings, keys, instance)
+            # One run per stretch of consecutive shards with work: a shard without work is not
+            # materialized, so each partition's latest materialization is its own work. A shard
+            # never materialized is work too (its first materialization records it empty), so on a
+            # new store each job is one run over every shard.
+            covered = dataclasses.replace(todo, chunks=dict(todo.chunks))  # what the runs cover
+            if todo.documents:
+                covered.documents = sorted({*todo.documents, *launcher.never_materialized()})
+                for run in stretches(covered.documents):
+                    run_ids.append(launcher.execute("documents_job", run[0], run[-1]))
+            for key in keys:
+                if not todo.chunks.get(key):
+                    continue
+                covered.chunks[key] = sorted({*todo.chunks[key], *launcher.never_materialized(key)})
+                for run in stretches(covered.chunks[key]):
+                    first, last = chunk_partition(key, run[0]), chunk_partition(key, run[-1])
+                    run_ids.append(launcher.execute("chunks_job", first, last))
+        finally:
+            forget_prefetched()  # what a failed run left unasked
     with view.session():  # one connection for the summary's reads
         return RunSummary.of_runs(
             view,

@@ -37,7 +37,7 @@ from chunking.parsers import ParseLimits
 from ingest_assets.engine import chunk, embed, graph
 from ingest_assets.engine.batching import subset
 from ingest_assets.engine.keys import SHARDS, child_set_key, graph_set_key, parent_set_key, shard_of
-from ingest_assets.engine.parse import parse_sources
+from ingest_assets.engine.parse import parse_sources, parse_task
 from ingest_assets.engine.pending import IdleShard, Pending, pending_work
 from ingest_assets.engine.results import (
     RESULT_OF_STEP,
@@ -53,6 +53,8 @@ from ingest_assets.engine.results import (
     counts,
 )
 from ingest_assets.engine.scan import scan_diff
+from ingest_assets.engine.tasks import parse_source
+from ingest_assets.engine.workers import prefetch
 from ingest_assets.plans import Plan
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
@@ -219,6 +221,14 @@ class IngestEngine:
             except FileNotFoundError:
                 diff = None  # the scan step reports the missing inbox
             return pending_work(self.store, self.plans, self.limits, shards, diff)
+
+    def prefetch_parse(self, pending: Pending) -> int:
+        """Start parsing what the parse step will parse (``pending.to_parse``) on the worker
+        pool now, so the workers parse while this process does something else first; the step
+        takes the results of the same jobs (see :func:`.workers.prefetch`: nothing starts for
+        little work or one worker). Returns how many files were started."""
+        jobs = ((parse_task(source, self.limits), source.size) for source in pending.to_parse)
+        return prefetch(parse_source, jobs, self.settings)
 
     # ------------------------------------------------------------------ the steps
 

@@ -21,7 +21,7 @@ from ingest_assets.engine.workers import run_batches
 from ingest_assets.settings import ENVIRONMENT, LIMIT_FLAGS, Settings
 from ingest_assets.store import DocumentWrite, FailureWrite, IngestStore, SourceRow
 
-__all__ = ["limit_message", "needs_parse", "parse_sources"]
+__all__ = ["limit_message", "needs_parse", "parse_sources", "parse_task"]
 
 
 def limit_message(error: LimitExceeded) -> str:
@@ -43,6 +43,11 @@ def needs_parse(source: SourceRow, limits: ParseLimits) -> bool:
         return True
     limit, _, value = recorded[len(key) + 1 :].partition("=")
     return not (limit in ParseLimits.model_fields and str(getattr(limits, limit)) == value)
+
+
+def parse_task(source: SourceRow, limits: ParseLimits) -> ParseTask:
+    """The job that parses ``source`` under ``limits`` (equal jobs are the same work)."""
+    return ParseTask(str(source.path), source.uri, parse_key(source.content_hash), limits)
 
 
 def _failure(source: SourceRow, key: str, result: ParseError | str) -> FailureWrite:
@@ -76,7 +81,7 @@ def parse_sources(
         else:
             results[source.shard].unchanged += 1
     work = (
-        (batch, [ParseTask(str(source.path), source.uri, key, limits) for source, key in batch])
+        (batch, [parse_task(source, limits) for source, _ in batch])
         for batch in batches(pending, lambda pair: pair[0].size)
     )
     started, size = time.perf_counter(), sum(s.size for s, _ in pending)

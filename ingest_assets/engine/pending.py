@@ -26,7 +26,7 @@ from ingest_assets.engine.parse import needs_parse
 from ingest_assets.engine.reuse import Reuse, decide
 from ingest_assets.engine.scan import ScanDiff
 from ingest_assets.plans import Plan
-from ingest_assets.store import IngestStore
+from ingest_assets.store import IngestStore, SourceRow
 from ingest_assets.store.vectors import PlanEmbeddingRow, embedded_set_keys, plan_embeddings
 
 __all__ = ["IdleShard", "Pending", "pending_work"]
@@ -59,6 +59,8 @@ class Pending:
     chunks: dict[str, list[str]]
     idle: dict[str, IdleShard]
     keys: dict[str, str] = field(default_factory=dict)
+    # The sources the parse step would parse, as the scan saw them (for a prefetch).
+    to_parse: list[SourceRow] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -79,6 +81,8 @@ def pending_work(
     if diff is None:
         return Pending(sorted(shards), {}, idle, {shard: _digest(["no inbox"]) for shard in shards})
     work: dict[str, list[Any]] = {}
+    written = {w.uri for w in diff.writes}
+    to_parse = [w for w in diff.writes if not w.deleted and needs_parse(w, limits)]
     for w in diff.writes:
         work.setdefault(w.shard, []).append(("source", w.uri, w.content_hash, w.deleted))
     for shard, counts in diff.results.items():
@@ -88,6 +92,8 @@ def pending_work(
             continue
         if needs_parse(source, limits):
             work.setdefault(source.shard, []).append(("parse", source.uri, source.content_hash))
+            if source.uri not in written:
+                to_parse.append(source)
         else:
             idle[source.shard].unchanged += 1
     documents = set(work)
@@ -130,7 +136,9 @@ def pending_work(
         plan_key, shard = next(iter(plans)), min(shards)
         chunks[plan_key] = {shard}
         keys[chunk_partition(plan_key, shard)] = _digest(["retire", *retired])
-    return Pending(sorted(documents), {key: sorted(value) for key, value in chunks.items()}, idle, keys)
+    return Pending(
+        sorted(documents), {key: sorted(value) for key, value in chunks.items()}, idle, keys, to_parse
+    )
 
 
 def _covered(store: IngestStore, plan: Plan) -> bool:

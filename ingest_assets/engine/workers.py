@@ -31,18 +31,24 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import TypeVar
 
 from ingest_assets.settings import Settings
 
-__all__ = ["PARALLEL_MIN_BYTES", "run_batches"]
+__all__ = ["PARALLEL_MIN_BYTES", "PREFETCH_BYTES", "forget_prefetched", "prefetch", "run_batches"]
 
 # Below this much input (bytes of source or text) a batch runs inline: a worker round trip and,
 # on first use, starting the pool (about half a second) cost more than the work.
 PARALLEL_MIN_BYTES = 2 * 1024 * 1024
+# At most this much input is started ahead of the step that asks for it (:func:`prefetch`):
+# about what two rounds of a step hold, which is what a step keeps in flight itself.
+PREFETCH_BYTES = 16 * 1024 * 1024
+# Workers yield the CPU to the process that owns them: what it does (reading, writing, starting
+# runs) is the part no worker can do for it, so it goes first; workers take every core it leaves.
+WORKER_NICENESS = 10
 
 Batch = TypeVar("Batch")
 Job = TypeVar("Job")
@@ -51,6 +57,57 @@ Result = TypeVar("Result")
 _pool: ProcessPoolExecutor | None = None
 _pool_size = 0
 _lock = threading.RLock()
+# Jobs started by prefetch() and not asked for yet: (function, job) -> its future.
+_prefetched: dict[tuple[Callable[..., object], object], Future[object]] = {}
+
+
+def prefetch(function: Callable[[Job], Result], jobs: Iterable[tuple[Job, int]], settings: Settings) -> int:
+    """Start ``function(job)`` on the worker pool now for the first :data:`PREFETCH_BYTES` of
+    ``jobs`` (each given with its size in bytes), for a step that will run the same jobs later.
+
+    A later :func:`run_batches` of ``function`` takes the result of an equal job (``==`` and
+    ``hash`` of the job: every input of the work) from here instead of running it again; a job
+    that differs in anything is run as usual. This lets the workers compute while the caller's
+    own process does something else first (``ingest run`` imports Dagster and creates its runs).
+    Nothing is started with Ray, one worker, or less work than :data:`PARALLEL_MIN_BYTES`.
+    Returns how many jobs were started.
+    """
+    if settings.executor == "ray" or settings.worker_count() < 2:
+        return 0
+    chosen: list[Job] = []
+    total = 0
+    for job, size in jobs:
+        if total >= PREFETCH_BYTES:
+            break
+        chosen.append(job)
+        total += max(size, 0)
+    if total < PARALLEL_MIN_BYTES:
+        return 0
+    with _lock:
+        pool = _shared_pool(settings.worker_count())
+        try:
+            with _main_module_hidden():
+                for job in chosen:
+                    _prefetched.setdefault((function, job), pool.submit(function, job))
+        except BrokenProcessPool:
+            _prefetched.clear()
+            return 0
+    return len(chosen)
+
+
+def forget_prefetched() -> None:
+    """Drop the prefetched jobs nobody asked for (their results are not needed any more)."""
+    with _lock:
+        for future in _prefetched.values():
+            future.cancel()
+        _prefetched.clear()
+
+
+def _take_prefetched(function: Callable[[Job], Result], job: Job) -> Future[Result] | None:
+    if not _prefetched:
+        return None
+    with _lock:
+        return _prefetched.pop((function, job), None)  # type: ignore[return-value]
 
 
 def run_batches(
@@ -83,7 +140,7 @@ def run_batches(
     workers = settings.worker_count()
     if workers < 2 or total_bytes < PARALLEL_MIN_BYTES:
         for batch, jobs in batches:
-            yield batch, [function(job) for job in jobs]
+            yield batch, [_inline(function, job) for job in jobs]
         return
     pool = _shared_pool(workers)
     pending: deque[tuple[Batch, list[Job], list[Future[Result]] | None]] = deque()
@@ -93,7 +150,8 @@ def run_batches(
         try:
             # Submitting starts any missing worker.
             with _main_module_hidden():
-                pending.append((batch, jobs, [pool.submit(function, job) for job in jobs]))
+                futures = [_take_prefetched(function, job) or pool.submit(function, job) for job in jobs]
+                pending.append((batch, jobs, futures))
         except BrokenProcessPool:
             pending.append((batch, jobs, None))
 
@@ -120,6 +178,17 @@ def run_batches(
         yield batch, results
 
 
+def _inline(function: Callable[[Job], Result], job: Job) -> Result:
+    """``function(job)`` here, or the result of the same job prefetched (if its worker lived)."""
+    future = _take_prefetched(function, job)
+    if future is not None:
+        try:
+            return future.result()
+        except (BrokenProcessPool, CancelledError):
+            pass
+    return function(job)
+
+
 def _prepare_worker(owner: int) -> None:
     """Run once in each new worker.
 
@@ -130,6 +199,7 @@ def _prepare_worker(owner: int) -> None:
     exits by itself instead of waiting forever.
     """
     gc.freeze()
+    os.nice(WORKER_NICENESS)
     threading.Thread(target=_exit_after, args=(owner,), name="ingest-owner-watch", daemon=True).start()
 
 
@@ -159,6 +229,7 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
         if _pool is None or _pool_size != workers:
             if _pool is not None:
                 _pool.shutdown(wait=False, cancel_futures=True)
+                _prefetched.clear()
             context = multiprocessing.get_context("forkserver")
             # Workers fork from a server that has imported the libraries once.
             context.set_forkserver_preload(["ingest_assets.engine.tasks"])
@@ -202,6 +273,7 @@ def _drop_pool() -> None:
         if _pool is not None:
             _pool.shutdown(wait=False, cancel_futures=True)
             _pool = None
+        _prefetched.clear()
 
 
 @atexit.register

@@ -185,3 +185,89 @@ def test_workers_of_a_killed_run_exit(tmp_path: Path) -> None:
         assert not [p for p in pids if _alive(p)], "workers outlived the killed run"
     finally:
         owner.kill()
+
+
+def _where(tag: str) -> tuple[str, int]:
+    """``tag`` and the process this ran in."""
+    return tag, os.getpid()
+
+
+def test_a_prefetched_job_is_taken_by_the_step_that_asks_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What prefetch() started in the workers answers an equal job later; any other job runs
+    as usual (here inline, as the later call is below the threshold)."""
+    monkeypatch.setenv("INGEST_WORKERS", "2")
+    settings = Settings.from_env()
+    started = workers.prefetch(_where, [("a", 1 << 20), ("b", 2 << 20)], settings)
+    assert started == 2
+    ((_, results),) = workers.run_batches(_where, [("batch", ["a", "b", "c"])], 10, settings)
+    here = os.getpid()
+    assert [tag for tag, _ in results] == ["a", "b", "c"]
+    assert results[0][1] != here and results[1][1] != here, "the prefetched results were not used"
+    assert results[2][1] == here
+    assert not workers._prefetched, "a taken result stays held"
+    # Each prefetched result answers once: the same jobs again are work again.
+    ((_, again),) = workers.run_batches(_where, [("batch", ["a"])], 10, settings)
+    assert again == [("a", here)]
+
+
+def test_prefetch_bounds_what_it_starts_and_starts_nothing_for_little_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("INGEST_WORKERS", "2")
+    settings = Settings.from_env()
+    assert workers.prefetch(_where, [("small", workers.PARALLEL_MIN_BYTES - 1)], settings) == 0
+    many = [(str(n), 4 << 20) for n in range(10)]
+    started = workers.prefetch(_where, many, settings)
+    assert started * (4 << 20) >= workers.PREFETCH_BYTES > (started - 1) * (4 << 20)
+    workers.forget_prefetched()
+    assert not workers._prefetched
+    monkeypatch.setenv("INGEST_WORKERS", "1")
+    assert workers.prefetch(_where, many, Settings.from_env()) == 0
+
+
+def _niceness(_: int) -> int:
+    return os.nice(0)
+
+
+def test_workers_yield_the_cpu_to_their_owner(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INGEST_WORKERS", "2")
+    ((_, found),) = workers.run_batches(_niceness, [("batch", [0, 1])], 1 << 40, Settings.from_env())
+    assert found == [os.nice(0) + workers.WORKER_NICENESS] * 2
+
+
+def test_ingest_run_with_its_parse_prefetched_stores_what_it_stores_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ingest run`` starts the parse before its Dagster runs; the store ends the same."""
+    from dagster import DagsterInstance
+
+    from tests.ingest.conftest import Pipeline
+
+    pipeline = Pipeline(tmp_path)  # one inbox (ids follow paths), a store and an instance each
+
+    def stored(database: str) -> list[tuple[Any, ...]]:
+        pipeline.db, pipeline.instance = tmp_path / database, DagsterInstance.ephemeral()
+        pipeline.run()
+        return pipeline.store.query(
+            'SELECT id, set_key, "index", text, provenance::VARCHAR FROM chunks ORDER BY id'
+        ) + pipeline.store.query("SELECT document_id, version_id, kind, title FROM documents ORDER BY 1")
+
+    monkeypatch.setenv("INGEST_WORKERS", "1")
+    inline = stored("inline.duckdb")
+    monkeypatch.setenv("INGEST_WORKERS", "2")
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)
+    answered: list[Any] = []
+    take = workers._take_prefetched
+
+    def counted(function: Any, job: Any) -> Any:
+        future = take(function, job)
+        if future is not None:
+            answered.append(job)
+        return future
+
+    monkeypatch.setattr(workers, "_take_prefetched", counted)
+    prefetched = stored("prefetched.duckdb")
+    assert prefetched == inline and len(inline) > 100
+    files = [path for path in pipeline.inbox.rglob("*") if path.is_file()]
+    assert sorted(job.path for job in answered) == sorted(str(path) for path in files)
+    assert not workers._prefetched
