@@ -250,27 +250,29 @@ class _WordLlama:
     additions are the same and in the same order (row after row; padding adds zeros), so the
     vectors are ``embed``'s to the bit (``tests/ingest/test_embeddings.py``). A text with no
     token gets the zero vector, where ``embed`` gives NaN.
+
+    The files are the ones ``WordLlama.load`` reads (the wheel's weights and tokenizer), read
+    here directly: its loader imports the package's download code and widens the float16
+    weights with ``astype``, which takes most of a load, and every worker process loads the
+    model. The widening here looks each float16 bit pattern up in a table that ``astype``
+    itself made, so the float32 matrix is the same to the bit.
     """
 
     def __init__(self, config: str, dimension: int) -> None:
-        word_llama = _wordllama().WordLlama
-        shipped = _WORDLLAMA_SHIPPED[config]
-        # WordLlama.load looks for the tokenizer beside the caller and then downloads: point it
-        # at the package's own folder and forbid the download.
-        self._model = word_llama.load(
-            config=config,
-            cache_dir=_wordllama_dir(),
-            disable_download=True,
-            dim=shipped,
-            trunc_dim=None if dimension == shipped else dimension,
-        )
+        import numpy as np
+        from safetensors import safe_open
         from tokenizers import Tokenizer
 
+        package = _wordllama_dir()
+        weights = package / "weights" / f"{config}_{_WORDLLAMA_SHIPPED[config]}.safetensors"
+        with safe_open(str(weights), framework="np", device="cpu") as handle:
+            half = handle.get_tensor("embedding.weight")[:, :dimension]  # float16
+        widened = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
+        self._matrix = widened[half.view(np.uint16)]  # float32, one row per token id
         # The model's tokenizer without the padding WordLlama turns on: each text's own ids.
-        self._tokenizer = Tokenizer.from_str(self._model.tokenizer.to_str())
+        self._tokenizer = Tokenizer.from_file(str(package / "tokenizers" / f"{config}_tokenizer_config.json"))
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
-        self._matrix = self._model.embedding  # float32, one row per token id
         self.dimension = dimension
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:

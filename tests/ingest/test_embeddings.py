@@ -5,6 +5,7 @@ metadata and the sensor through real Dagster runs."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import random
@@ -336,22 +337,26 @@ def test_sensor_launches_exactly_the_embedding_work_of_a_model_change(
 
 
 def test_loading_the_default_model_leaves_logging_as_it_was() -> None:
-    """wordllama calls ``logging.basicConfig(level=INFO)`` when imported; the pipeline imports it
-    without that, so the INFO records of every library (Dagster's database migrations on a new
-    instance among them) do not land on a user's terminal. A fresh process: wordllama is
-    imported once per process."""
+    """wordllama calls ``logging.basicConfig(level=INFO)`` when imported; the pipeline reads the
+    model's files without importing it (nor its download code), so the INFO records of every
+    library (Dagster's database migrations on a new instance among them) do not land on a
+    user's terminal, and where wordllama is imported (the fallback that finds it) that set-up is
+    undone. A fresh process each: a package is imported once per process."""
     script = (
-        "import logging\n"
+        "import logging, sys\n"
         "from ingest_assets.embeddings import models\n"
         "models.model_info(models.DEFAULT_MODEL)\n"
         "models.load_model(models.DEFAULT_MODEL).embed_batch(['a text'])\n"
         "root = logging.getLogger()\n"
+        "print(len(root.handlers), logging.getLevelName(root.level), 'wordllama' in sys.modules,"
+        " 'requests' in sys.modules)\n"
+        "models._wordllama()\n"
         "print(len(root.handlers), logging.getLevelName(root.level))\n"
         "logging.getLogger('alembic.runtime.migration').info('must not print')\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["0", "WARNING"]
+    assert done.stdout.split() == ["0", "WARNING", "False", "False", "0", "WARNING"]
     assert "must not print" not in done.stderr
 
 
@@ -391,17 +396,35 @@ def _wordllama_texts() -> list[str]:
     return mixed
 
 
+@functools.cache
+def _wordllama_itself(model: str) -> Any:
+    """WordLlama's own object for ``model`` (wordllama:l2_supercat_<dim>), loaded by its own
+    loader from the files its wheel ships, as its users load it."""
+    dimension = int(model.rpartition("_")[2])
+    return models._wordllama().WordLlama.load(
+        config="l2_supercat",
+        cache_dir=models._wordllama_dir(),
+        disable_download=True,
+        dim=256,
+        trunc_dim=None if dimension == 256 else dimension,
+    )
+
+
 @pytest.mark.parametrize("model", ["wordllama:l2_supercat_256", "wordllama:l2_supercat_64"])
 def test_wordllama_vectors_are_the_models_own_to_the_bit(model: str) -> None:
     """The pooled embedding gives exactly what WordLlama's ``embed(norm=True)`` gives, batch
-    after batch of mixed lengths, at the full and a truncated dimension."""
+    after batch of mixed lengths, at the full and a truncated dimension; the matrix read from
+    the wheel's files is the one WordLlama's loader makes."""
     loaded = models.load_model(model)
+    itself = _wordllama_itself(model)
+    assert loaded._matrix.dtype == itself.embedding.dtype  # type: ignore[attr-defined]
+    assert np.array_equal(loaded._matrix, itself.embedding)  # type: ignore[attr-defined]
     texts = _wordllama_texts()
     assert len(texts) > 100
     for start in range(0, len(texts), 64):
         batch = texts[start : start + 64]
         ours = loaded.embed_batch(batch)
-        theirs = loaded._model.embed(batch, norm=True)  # type: ignore[attr-defined]
+        theirs = itself.embed(batch, norm=True)
         assert ours.dtype == theirs.dtype and ours.shape == theirs.shape == (len(batch), loaded.dimension)
         assert np.array_equal(ours, theirs), f"batch at {start} differs"
 
@@ -423,7 +446,7 @@ def test_wordllama_pooling_matches_the_model_on_any_text(batch: list[str]) -> No
     loaded = models.load_model(MODEL)
     ours = loaded.embed_batch(batch)
     with np.errstate(invalid="ignore"):  # WordLlama's NaN for a text without tokens
-        theirs = loaded._model.embed(batch, norm=True)  # type: ignore[attr-defined]
+        theirs = _wordllama_itself(MODEL).embed(batch, norm=True)
     empty = np.isnan(theirs).any(axis=1)
     assert np.array_equal(ours[~empty], theirs[~empty])
     assert not ours[empty].any()
