@@ -57,7 +57,8 @@ class Launcher:
 
     def __init__(self, settings: Settings, keys: list[str], instance: Any = None) -> None:
         self.defs = build_definitions(settings)
-        self.instance: DagsterInstance = instance or instance_at(dagster_home())
+        # The runs execute in this process, whose output is the user's terminal already.
+        self.instance: DagsterInstance = instance or instance_at(dagster_home(), capture_output=False)
         self._release_orphans()
         known = set(self.instance.get_dynamic_partitions(PLAN_DIMENSION))
         missing = [key for key in keys if key not in known]

@@ -27,10 +27,15 @@ __all__ = [
 ]
 
 
-def instance_at(home: Path) -> DagsterInstance:
+def instance_at(home: Path, *, capture_output: bool = True) -> DagsterInstance:
     """The instance configured by ``home/dagster.yaml``, without setting ``DAGSTER_HOME`` for the
     whole process (``DagsterInstance.get()`` reads only that variable): ``ingest run --db`` may
     point at another home than the shell's.
+
+    ``capture_output=False`` leaves the steps' stdout and stderr where they go (a terminal):
+    Dagster's capture copies them into files under ``home`` for the UI by starting a ``tail``
+    and a Python watcher process for each stream of each run (``compute_logs`` replaced by
+    its no-op manager for this instance only).
 
     Two processes opening a new home at once race to create its SQLite tables and to stamp their
     schema version (the loser fails with "table ... already exists" or with a UNIQUE constraint
@@ -40,8 +45,12 @@ def instance_at(home: Path) -> DagsterInstance:
     from dagster._core.instance.ref import InstanceRef
 
     home.mkdir(parents=True, exist_ok=True)
+    overrides = None if capture_output else {"compute_logs": _NO_CAPTURE}
     with FileLock(home / ".instance.lock"):
-        return DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
+        return DagsterInstance.from_ref(InstanceRef.from_dir(str(home), overrides=overrides))
+
+
+_NO_CAPTURE = {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager"}
 
 
 def free_pool_slots(instance: DagsterInstance, run: DagsterRun) -> None:

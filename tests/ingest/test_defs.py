@@ -147,6 +147,13 @@ def test_ingest_cli_runs_on_a_persistent_instance_and_logs_its_steps(
             entry.user_message for record in records for entry in instance.all_logs(record.dagster_run.run_id)
         ]
     assert any(re.search(r"graph_nodes default-\w+: graph records of \d+ documents", m) for m in messages)
+    # The steps ran in this process, whose output is the terminal: nothing copied it into
+    # compute-log files (a tail and a watcher process per stream and run); the UI's instance
+    # still captures the output of the runs it launches.
+    captured = [p for p in (home / "storage").rglob("*") if p.suffix in {".out", ".err", ".complete"}]
+    assert captured == []
+    with DagsterInstance.get() as instance:
+        assert type(instance.compute_log_manager).__name__ == "LocalComputeLogManager"
 
 
 def test_ingest_inspect_prints_a_files_chunks(capsys: pytest.CaptureFixture[str]) -> None:
