@@ -232,7 +232,7 @@ def _niceness(_: int) -> int:
 def test_workers_yield_the_cpu_to_their_owner(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INGEST_WORKERS", "2")
     ((_, found),) = workers.run_batches(_niceness, [("batch", [0, 1])], 1 << 40, Settings.from_env())
-    assert found == [os.nice(0) + workers.WORKER_NICENESS] * 2
+    assert found == [min(os.nice(0) + workers.WORKER_NICENESS, 19)] * 2  # 19: the lowest priority
 
 
 def test_ingest_run_with_its_parse_prefetched_stores_what_it_stores_without(
