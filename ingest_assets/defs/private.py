@@ -27,6 +27,10 @@ __all__ = [
 ]
 
 
+# Dagster's compute-log manager that copies nothing (see instance_at).
+_NO_CAPTURE = {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager"}
+
+
 def instance_at(home: Path, *, capture_output: bool = True) -> DagsterInstance:
     """The instance configured by ``home/dagster.yaml``, without setting ``DAGSTER_HOME`` for the
     whole process (``DagsterInstance.get()`` reads only that variable): ``ingest run --db`` may
@@ -48,9 +52,6 @@ def instance_at(home: Path, *, capture_output: bool = True) -> DagsterInstance:
     overrides = None if capture_output else {"compute_logs": _NO_CAPTURE}
     with FileLock(home / ".instance.lock"):
         return DagsterInstance.from_ref(InstanceRef.from_dir(str(home), overrides=overrides))
-
-
-_NO_CAPTURE = {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager"}
 
 
 def free_pool_slots(instance: DagsterInstance, run: DagsterRun) -> None:

@@ -38,7 +38,14 @@ from typing import TypeVar
 
 from ingest_assets.settings import Settings
 
-__all__ = ["PARALLEL_MIN_BYTES", "PREFETCH_BYTES", "forget_prefetched", "prefetch", "run_batches"]
+__all__ = [
+    "PARALLEL_MIN_BYTES",
+    "PREFETCH_BYTES",
+    "WORKER_NICENESS",
+    "forget_prefetched",
+    "prefetch",
+    "run_batches",
+]
 
 # Below this much input (bytes of source or text) a batch runs inline: a worker round trip and,
 # on first use, starting the pool (about half a second) cost more than the work.
@@ -88,7 +95,8 @@ def prefetch(function: Callable[[Job], Result], jobs: Iterable[tuple[Job, int]],
         try:
             with _main_module_hidden():
                 for job in chosen:
-                    _prefetched.setdefault((function, job), pool.submit(function, job))
+                    if (function, job) not in _prefetched:  # started once, however often asked
+                        _prefetched[(function, job)] = pool.submit(function, job)
         except BrokenProcessPool:
             _prefetched.clear()
             return 0
