@@ -162,9 +162,9 @@ def exact_slices(
     keys = sorted(by_document)
     for first in range(0, len(keys), 64):
         # One document text at a time in memory: a join would copy it into every chunk row.
-        bodies = store.document_bodies(keys[first : first + 64])
+        texts = store.document_texts(keys[first : first + 64])
         for key in keys[first : first + 64]:
-            text_of_document = json.loads(bodies[f"{key[0]}/{key[1]}"])["text"]
+            text_of_document = texts[f"{key[0]}/{key[1]}"]
             for plan, chunk_id, text, start, end, exact, _, _ in by_document[key]:
                 if exact and text_of_document[start:end] != text:
                     bad.append(f"{plan}: chunk {chunk_id} is not the document text at {start}..{end}")
