@@ -12,7 +12,9 @@ building a chunker, with ``chunking``, ``S`` (the size) and ``U`` (the tokenizer
 Per size and retriever it prints recall within 2,000 characters, the paired difference from the
 best peer of that size with its 95% bootstrap interval (run.py's arithmetic and seed), and recall
 by corpus; then per variant the mean of the six differences and how many cells are ahead (interval
-above zero). The retrieval and metric code is run.py's own, imported from ``--run``.
+above zero). Every cell and variant is resampled with the same draws of questions, so two
+variants' intervals differ by their recall alone (drawn afresh per cell, the same chunker listed
+twice got 0/6 and 1/6 cells ahead). The retrieval and metric code is run.py's own, imported from ``--run``.
 
 ``--distinct`` scores every chunker, the peers too (chunked here, the cluster-semantic one
 included), with each chunk whose text repeats an earlier chunk of its corpus left out of the
@@ -99,7 +101,9 @@ def main() -> None:
     corpora, questions = run.load_data()
     qvec = env.embed([q["question"] for q in questions])
     documents = {name: chunking.parse_file(run.DATA / "corpora" / f"{name}.md") for name in corpora}
-    rng = np.random.default_rng(0)
+    # One set of resampled questions for every cell and variant (seed 0, run.py's), so two
+    # variants' intervals differ by their recall only, not by which resample each one drew.
+    resample = np.random.default_rng(0).integers(0, len(questions), size=(2000, len(questions)))
     key_recall = f"_per_question_recall@{BUDGET}c"
     summary: list[tuple[str, float, float]] = []
 
@@ -187,7 +191,7 @@ def main() -> None:
                 ours = np.asarray(result[key_recall])
                 best_name, best = max(peers(size), key=lambda p: np.mean(p[1][key][key_recall]))
                 diff = ours - np.asarray(best[key][key_recall])
-                boots = diff[rng.integers(0, len(diff), size=(2000, len(diff)))].mean(axis=1)
+                boots = diff[resample].mean(axis=1)
                 low, high = np.percentile(boots, [2.5, 97.5])
                 by_corpus = result[f"recall@{BUDGET}c_by_corpus"]
                 line += (
