@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 import duckdb
-from pydantic import BaseModel
 
 from ingest_assets.settings import Settings
 from ingest_assets.store import compaction, lake
@@ -93,12 +92,6 @@ TABLES = (
     "step_timings",
     "step_results",
 )
-
-
-class _DocumentText(BaseModel):
-    """The one field of a stored ``Document`` body that slice checks read (others are skipped)."""
-
-    text: str
 
 
 class IngestStore(PlanServing):
@@ -312,21 +305,6 @@ class IngestStore(PlanServing):
         if lost:
             raise StoreError(f"document versions {lost[:3]} are not stored; materialize documents first")
         return {key: body if compressed else inflate_body(body) for key, body in found.items()}
-
-    def document_texts(self, keys: Sequence[tuple[Any, Any]]) -> dict[str, str]:
-        """Return the text of stored document versions by ``"<document_id>/<version_id>"``.
-
-        Only the ``text`` field of each body is decoded (pydantic's JSON reader skips the
-        units and metadata without building them), so a check that compares chunks with their
-        document costs the inflate and a scan, not a full parse.
-
-        Raises:
-            StoreError: A requested version is not stored (run ``documents`` first).
-        """
-        bodies = self.document_bodies(keys, compressed=True)
-        return {
-            key: _DocumentText.model_validate_json(inflate_body(body)).text for key, body in bodies.items()
-        }
 
     # ------------------------------------------------------------------ failures
 
