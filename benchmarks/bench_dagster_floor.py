@@ -87,10 +87,9 @@ def _noop_definitions(definitions: Any) -> Any:
 
         return noop
 
-    wanted = {
-        "documents_job": ("sources", "documents"),
-        "chunks_job": ("parent_chunks", "child_chunks", "graph_nodes", "embeddings"),
-    }
+    from ingest_assets.defs.jobs import CHUNK_ASSETS, DOCUMENT_ASSETS
+
+    wanted = {"documents_job": DOCUMENT_ASSETS, "chunks_job": CHUNK_ASSETS}
     by_name = {
         a.key.path[-1]: a for a in definitions.assets or [] if hasattr(a, "specs") and len(list(a.specs)) == 1
     }
@@ -126,6 +125,7 @@ def child(shape: str, home: str) -> dict[str, float]:
     mark = phase("no-op copies", mark)
     from ingest_assets.defs.partitions import PLAN_DIMENSION
     from ingest_assets.defs.private import instance_at
+    from ingest_assets.defs.sensors import range_tags
     from ingest_assets.engine.keys import chunk_partition
 
     instance = instance_at(Path(home), capture_output=False)
@@ -138,8 +138,9 @@ def child(shape: str, home: str) -> dict[str, float]:
         (documents_job, first, last),
         (chunks_job, chunk_partition(plan, first), chunk_partition(plan, last)),
     ):
-        tags = {"dagster/asset_partition_range_start": start, "dagster/asset_partition_range_end": end}
-        result = job.execute_in_process(instance=instance, tags=tags, run_config=_QUIET, raise_on_error=True)
+        result = job.execute_in_process(
+            instance=instance, tags=range_tags(start, end), run_config=_QUIET, raise_on_error=True
+        )
         assert result.success
         mark = phase(job.name, mark)
     return times

@@ -139,7 +139,7 @@ def unique_ids(store: IngestStore, level: int, set_keys: Sequence[str] | None = 
 
 class _DocumentText(BaseModel):
     """The one field of a stored ``Document`` body the slice check reads: pydantic's JSON reader
-    skips the units and metadata without building them, a third of ``json.loads``' cost."""
+    skips the units and metadata without building them, where ``json.loads`` builds them all."""
 
     text: str
 
@@ -177,7 +177,7 @@ def exact_slices(
     bad: list[str] = []
     keys = sorted(by_document)
     for first in range(0, len(keys), 64):
-        # One document text at a time in memory: a join would copy it into every chunk row.
+        # A few documents' texts at a time in memory: a join would copy one into every chunk row.
         texts = _document_texts(store, keys[first : first + 64])
         for key in keys[first : first + 64]:
             text_of_document = texts[f"{key[0]}/{key[1]}"]
