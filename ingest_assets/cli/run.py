@@ -109,9 +109,10 @@ def run_pipeline(
     run_ids: list[str] = []
     covered = todo  # the shards the runs cover; the summary counts the others as reused
     if not todo.empty:
-        # The workers parse while this process imports Dagster and starts the runs; the
-        # documents run's parse step takes what they made of the same files.
+        # The workers parse (or, with nothing to parse, chunk) while this process imports
+        # Dagster and starts the runs; the steps take what they made of the same work.
         engine.prefetch_parse(todo)
+        engine.prefetch_chunks(todo)
         try:
             from ingest_assets.defs.launch import Launcher
 

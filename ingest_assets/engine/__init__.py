@@ -230,6 +230,20 @@ class IngestEngine:
         jobs = ((parse_task(source, self.limits), source.size) for source in pending.to_parse)
         return prefetch(parse_source, jobs, self.settings)
 
+    def prefetch_chunks(self, pending: Pending) -> int:
+        """Start chunking the sets the first chunk run will make (the first plan key of
+        ``pending.chunks``: its parent sets to make, or when none, its child sets) on the worker
+        pool now, as :meth:`prefetch_parse` does for parsing; the chunk step takes the results
+        of the same sets. Only when no document work is pending (it would change what is
+        chunked). Returns how many documents were started."""
+        if pending.documents or not pending.chunks:
+            return 0
+        plan_key, shards = next(iter(pending.chunks.items()))
+        plan = self._plan(plan_key)
+        with self.store.session():
+            items, _ = chunk.work_items(self.store, plan, shards, subset(shards, SHARDS))
+            return chunk.prefetch_chunks(self.store, plan, items, self.settings)
+
     # ------------------------------------------------------------------ the steps
 
     def register_plans(self) -> list[str]:

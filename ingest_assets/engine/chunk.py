@@ -9,9 +9,8 @@ Chunking happens in worker processes between short reads and one short write per
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from ingest_assets.engine.batching import batches
@@ -19,8 +18,8 @@ from ingest_assets.engine.keys import expected_keys
 from ingest_assets.engine.progress import StepProgress
 from ingest_assets.engine.results import ChunkResult, FailedFile
 from ingest_assets.engine.reuse import Reuse, decide
-from ingest_assets.engine.tasks import ChunkTask, chunk_document
-from ingest_assets.engine.workers import run_batches
+from ingest_assets.engine.tasks import ChunkTask, chunk_document, chunk_task_key
+from ingest_assets.engine.workers import prefetch, run_batches, start_pool
 from ingest_assets.plans import Plan, Route
 from ingest_assets.settings import Settings
 from ingest_assets.store import (
@@ -32,7 +31,7 @@ from ingest_assets.store import (
     SetSummary,
 )
 
-__all__ = ["WorkItem", "chunk_children", "chunk_parents", "failure", "work_items"]
+__all__ = ["WorkItem", "chunk_children", "chunk_parents", "failure", "prefetch_chunks", "work_items"]
 
 
 @dataclass(frozen=True)
@@ -87,9 +86,8 @@ def chunk_parents(
     store: IngestStore, plan: Plan, items: list[WorkItem], unrouted: dict[str, int], settings: Settings
 ) -> dict[str, ChunkResult]:
     """Point ``plan`` at a parent set for each of ``items``; chunk the missing sets."""
-    keys = {i.document_id: expected_keys(i.document_id, i.version_id, i.route)[0] for i in items}
     results = {shard: ChunkResult("parent", unrouted=n) for shard, n in unrouted.items()}
-    _run(store, plan.key, "parent", items, keys, lambda _: "", None, results, settings)
+    _run(_Level.parents(store, plan.key, items), results, settings)
     return results
 
 
@@ -99,58 +97,132 @@ def chunk_children(
     """Point ``plan`` at a child set for every item whose current parent set it holds; the
     others are counted as ``waiting`` (their parents are not chunked for this version yet)."""
     results = {shard: ChunkResult("child", unrouted=n) for shard, n in unrouted.items()}
-    parents = store.members(plan.key, "parent")
+    current = {doc: key for doc, (key, _) in store.members(plan.key, "parent").items()}
     ready = []
     for item in items:
-        expected = expected_keys(item.document_id, item.version_id, item.route)[0]
-        if parents.get(item.document_id, ("",))[0] == expected:
+        if current.get(item.document_id) == expected_keys(item.document_id, item.version_id, item.route)[0]:
             ready.append(item)
         else:
             results[item.document.shard].waiting += 1
-    keys = {i.document_id: expected_keys(i.document_id, i.version_id, i.route)[1] for i in ready}
-
-    def based_on(item: WorkItem) -> str:
-        return parents[item.document_id][0]
-
-    def parent_rows(batch: list[WorkItem]) -> dict[str, list[dict[str, Any]]]:
-        return store.chunk_rows_many([based_on(i) for i in batch])
-
-    _run(store, plan.key, "child", ready, keys, based_on, parent_rows, results, settings)
+    _run(_Level.children(store, plan.key, ready, current), results, settings)
     return results
 
 
-def _run(
-    store: IngestStore,
-    plan_key: str,
-    role: str,
-    items: list[WorkItem],
-    keys: dict[UUID, str],
-    based_on: Callable[[WorkItem], str],
-    parent_rows: Callable[[list[WorkItem]], dict[str, list[dict[str, Any]]]] | None,
-    results: dict[str, ChunkResult],
-    settings: Settings,
-) -> None:
-    """The reuse logic both steps share: relink stored sets, chunk the missing, record failures.
+def prefetch_chunks(store: IngestStore, plan: Plan, items: list[WorkItem], settings: Settings) -> int:
+    """Start chunking, on the worker pool, the sets the chunk steps of ``plan`` will make for
+    ``items``: the parent sets to make, and the child sets to make over parent sets already
+    stored. The steps take the results of the same sets (a set's key names its rows; see
+    :func:`.workers.prefetch`: nothing starts for little work or one worker). Reads the
+    store, writes nothing. Returns how many jobs were started."""
+    parents = _Level.parents(store, plan.key, items)
+    decided, _ = parents.decided()
+    # The parent step points the plan at the stored parent sets (a new plan key points at none
+    # yet), so their children split exactly those.
+    stored = [item for item, _, decision in decided if decision.reused]
+    children = _Level.children(store, plan.key, stored, parents.keys)
+    todo = {
+        level: [item for item, _, decision in level.decided()[0] if decision is Reuse.CREATE]
+        for level in (parents, children)
+    }
+    # The pool starts while the jobs are read (they are read lazily, as prefetch() asks).
+    start_pool(settings, sum(item.document.text_length for items in todo.values() for item in items))
+    sized = (
+        (job, item.document.text_length)
+        for level, items in todo.items()
+        for batch, tasks in level.jobs(items)
+        for item, job in zip(batch, tasks, strict=True)
+    )
+    return prefetch(chunk_document, sized, settings, key=chunk_task_key)
 
-    ``parent_rows(batch)`` reads the stored parents a child batch splits (None for parents).
-    """
-    members = store.members(plan_key, role)
-    summaries = store.set_summaries(keys.values())
-    failed = store.failed_keys(role, plan_key)
+
+@dataclass(frozen=True, eq=False)
+class _Level:
+    """One level's chunk work for a plan key: the ``items``, each item's set key (``keys``),
+    and for children, the parent set each is cut from (``parents``; empty for parents)."""
+
+    store: IngestStore
+    plan_key: str
+    role: str
+    items: list[WorkItem]
+    keys: dict[UUID, str]
+    parents: dict[UUID, str]
+
+    @classmethod
+    def parents(cls, store: IngestStore, plan_key: str, items: list[WorkItem]) -> _Level:
+        keys = {i.document_id: expected_keys(i.document_id, i.version_id, i.route)[0] for i in items}
+        return cls(store, plan_key, "parent", items, keys, {})
+
+    @classmethod
+    def children(
+        cls, store: IngestStore, plan_key: str, items: list[WorkItem], parents: dict[UUID, str]
+    ) -> _Level:
+        """The children of ``items``, each cut from the parent set ``parents`` names for it."""
+        keys = {i.document_id: expected_keys(i.document_id, i.version_id, i.route)[1] for i in items}
+        return cls(store, plan_key, "child", items, keys, parents)
+
+    def based_on(self, item: WorkItem) -> str:
+        """The parent set the item's set is cut from ("" for a parent set)."""
+        return self.parents.get(item.document_id, "")
+
+    def member(self, item: WorkItem) -> MemberWrite:
+        """The plan's pointer at the item's set."""
+        key = self.keys[item.document_id]
+        return MemberWrite(
+            self.plan_key, item.document_id, self.role, key, item.version_id, self.based_on(item)
+        )
+
+    def decided(self) -> tuple[list[tuple[WorkItem, MemberWrite, Reuse]], dict[str, SetSummary]]:
+        """The reuse decision for each item (with the pointer it should have), and the
+        summaries of the stored sets among the items' keys."""
+        members = self.store.members(self.plan_key, self.role)
+        summaries = self.store.set_summaries(self.keys.values())
+        failed = self.store.failed_keys(self.role, self.plan_key)
+        decided = []
+        for item in self.items:
+            member = self.member(item)
+            decision = decide(
+                members.get(item.document_id),
+                member.set_key,
+                member.based_on,
+                stored=member.set_key in summaries,
+                failed=(item.document.source_uri, item.document.content_hash) in failed,
+            )
+            decided.append((item, member, decision))
+        return decided, summaries
+
+    def jobs(self, todo: list[WorkItem]) -> Iterator[tuple[list[WorkItem], list[ChunkTask]]]:
+        """The chunk jobs of ``todo``, a batch at a time; a batch's bodies (and, for children,
+        the parent rows) are read when the batch is asked for."""
+        for batch in batches(todo, lambda item: item.document.text_length):
+            bodies = self.store.document_bodies(
+                [(i.document_id, i.version_id) for i in batch], compressed=True
+            )
+            child = self.role == "child"
+            rows = self.store.chunk_rows_many([self.based_on(i) for i in batch]) if child else None
+            yield (
+                batch,
+                [
+                    ChunkTask(
+                        item.route.leveler,
+                        self.keys[item.document_id],
+                        item.version_id,
+                        bodies[f"{item.document_id}/{item.version_id}"],
+                        None if rows is None else rows.get(self.based_on(item), []),
+                    )
+                    for item in batch
+                ],
+            )
+
+
+def _run(level: _Level, results: dict[str, ChunkResult], settings: Settings) -> None:
+    """The reuse logic both steps share: relink stored sets, chunk the missing, record failures."""
+    store, plan_key, role, keys = level.store, level.plan_key, level.role, level.keys
+    decided, summaries = level.decided()
     relink: list[MemberWrite] = []
     todo: list[WorkItem] = []
-    for item in items:
+    for item, member, decision in decided:
         result = results[item.document.shard]
         result.documents += 1
-        key = keys[item.document_id]
-        member = MemberWrite(plan_key, item.document_id, role, key, item.version_id, based_on(item))
-        decision = decide(
-            members.get(item.document_id),
-            key,
-            member.based_on,
-            stored=key in summaries,
-            failed=(item.document.source_uri, item.document.content_hash) in failed,
-        )
         result.reused += decision.reused
         if decision is Reuse.RELINK:
             relink.append(member)
@@ -160,28 +232,12 @@ def _run(
             todo.append(item)
     store.write_chunk_sets([], relink)
 
-    def work() -> Iterator[tuple[list[WorkItem], list[ChunkTask]]]:
-        # Read while the workers chunk the batch before (see workers.run_batches).
-        for batch in batches(todo, lambda item: item.document.text_length):
-            bodies = store.document_bodies([(i.document_id, i.version_id) for i in batch], compressed=True)
-            rows = parent_rows(batch) if parent_rows else None
-            yield (
-                batch,
-                [
-                    ChunkTask(
-                        item.route.leveler,
-                        keys[item.document_id],
-                        item.version_id,
-                        bodies[f"{item.document_id}/{item.version_id}"],
-                        None if rows is None else rows.get(based_on(item), []),
-                    )
-                    for item in batch
-                ],
-            )
-
     total, started = sum(item.document.text_length for item in todo), time.perf_counter()
     with StepProgress(f"{role}_chunks {plan_key}", total, "char") as progress:
-        for batch, outcomes in run_batches(chunk_document, work(), total, settings):
+        # Read while the workers chunk the batch before (see workers.run_batches).
+        for batch, outcomes in run_batches(
+            chunk_document, level.jobs(todo), total, settings, key=chunk_task_key
+        ):
             sets, failures, members_made = [], [], []
             for item, outcome in zip(batch, outcomes, strict=True):
                 result = results[item.document.shard]
@@ -204,9 +260,7 @@ def _run(
                         rows=outcome,
                     )
                 )
-                members_made.append(
-                    MemberWrite(plan_key, item.document_id, role, key, item.version_id, based_on(item))
-                )
+                members_made.append(level.member(item))
                 result.created += 1
                 result.chunks_written += len(outcome)
                 summaries[key] = SetSummary.of_rows(outcome)
@@ -216,7 +270,7 @@ def _run(
     if todo:
         store.record_timing(role, plan_key, len(todo), total, time.perf_counter() - started)
         progress.finished(f"{len(todo)} documents chunked, {len(relink)} sets relinked")
-    for item in items:
+    for item in level.items:
         key = keys.get(item.document_id)
         if key in summaries:
             results[item.document.shard].sets[key] = (item.document.source_uri, summaries[key])

@@ -27,6 +27,7 @@ __all__ = [
     "GraphTask",
     "ParseTask",
     "chunk_document",
+    "chunk_task_key",
     "graph_records",
     "parse_source",
     "stored_chunk",
@@ -76,6 +77,14 @@ class ChunkTask:
     version_id: UUID
     body: bytes  # as stored (see ingest_assets.store.inflate_body)
     parent_rows: list[dict[str, Any]] | None = None
+
+
+def chunk_task_key(job: ChunkTask) -> str:
+    """What names a chunk job's result: its set's key, which covers every input of the rows
+    (the document version, the chunker's fingerprint, the parent set; see
+    :mod:`ingest_assets.engine.keys`). A prefetched job is matched by it (the job itself holds
+    lists, which do not hash)."""
+    return job.set_key
 
 
 def chunk_document(job: ChunkTask) -> list[dict[str, Any]] | str:

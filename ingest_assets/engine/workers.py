@@ -30,10 +30,11 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from multiprocessing import forkserver
 from typing import TypeVar
 
 from ingest_assets.settings import Settings
@@ -45,6 +46,7 @@ __all__ = [
     "forget_prefetched",
     "prefetch",
     "run_batches",
+    "start_pool",
 ]
 
 # Below this much input (bytes of source or text) a batch runs inline: a worker round trip and,
@@ -64,20 +66,31 @@ Result = TypeVar("Result")
 _pool: ProcessPoolExecutor | None = None
 _pool_size = 0
 _lock = threading.RLock()
-# Jobs started by prefetch() and not asked for yet: (function, job) -> its future.
-_prefetched: dict[tuple[Callable[..., object], object], Future[object]] = {}
+# Jobs started by prefetch() and not asked for yet: function -> the job's key -> its future.
+_prefetched: dict[Callable[..., object], dict[Hashable, Future[object]]] = {}
 
 
-def prefetch(function: Callable[[Job], Result], jobs: Iterable[tuple[Job, int]], settings: Settings) -> int:
+def _itself(job: Job) -> Hashable:
+    return job  # type: ignore[return-value]
+
+
+def prefetch(
+    function: Callable[[Job], Result],
+    jobs: Iterable[tuple[Job, int]],
+    settings: Settings,
+    key: Callable[[Job], Hashable] = _itself,
+) -> int:
     """Start ``function(job)`` on the worker pool now for the first :data:`PREFETCH_BYTES` of
     ``jobs`` (each given with its size in bytes), for a step that will run the same jobs later.
 
-    A later :func:`run_batches` of ``function`` takes the result of an equal job (``==`` and
-    ``hash`` of the job: every input of the work) from here instead of running it again; a job
-    that differs in anything is run as usual. This lets the workers compute while the caller's
-    own process does something else first (``ingest run`` imports Dagster and creates its runs).
-    Nothing is started with Ray, one worker, or less work than :data:`PARALLEL_MIN_BYTES`.
-    Returns how many jobs were started.
+    A later :func:`run_batches` of ``function`` with the same ``key`` function takes the
+    result of a job with an equal key from here instead of running it again; any other job is
+    run as usual. The key must determine the result: by default it is the job itself (every
+    input of the work); a job that is not hashable needs a key that names its result (a chunk
+    set's key). This lets the workers compute while the caller's own process does something
+    else first (``ingest run`` imports Dagster and creates its runs). ``jobs`` is read lazily,
+    up to the bound. Nothing is started with Ray, one worker, or less work than
+    :data:`PARALLEL_MIN_BYTES`. Returns how many jobs were started.
     """
     if settings.executor == "ray" or settings.worker_count() < 2:
         return 0
@@ -94,28 +107,48 @@ def prefetch(function: Callable[[Job], Result], jobs: Iterable[tuple[Job, int]],
         pool = _shared_pool(settings.worker_count())
         try:
             with _main_module_hidden():
+                started = _prefetched.setdefault(function, {})
                 for job in chosen:
-                    if (function, job) not in _prefetched:  # started once, however often asked
-                        _prefetched[(function, job)] = pool.submit(function, job)
+                    if key(job) not in started:  # started once, however often asked
+                        started[key(job)] = pool.submit(function, job)
         except BrokenProcessPool:
             _prefetched.clear()
             return 0
     return len(chosen)
 
 
+def start_pool(settings: Settings, total_bytes: int) -> None:
+    """Start the pool's fork server now, without waiting for it to be ready, so that it imports
+    the task modules while the caller reads the jobs (of ``total_bytes`` of input) it will
+    :func:`prefetch` (the first submission waits for that import). Nothing starts with Ray, one
+    worker, or less work than :data:`PARALLEL_MIN_BYTES`."""
+    if settings.executor == "ray" or settings.worker_count() < 2 or total_bytes < PARALLEL_MIN_BYTES:
+        return
+    with _lock:
+        _shared_pool(settings.worker_count())  # no process yet: the preload list is set
+        forkserver.ensure_running()
+
+
 def forget_prefetched() -> None:
     """Drop the prefetched jobs nobody asked for (their results are not needed any more)."""
     with _lock:
-        for future in _prefetched.values():
-            future.cancel()
+        for futures in _prefetched.values():
+            for future in futures.values():
+                future.cancel()
         _prefetched.clear()
 
 
-def _take_prefetched(function: Callable[[Job], Result], job: Job) -> Future[Result] | None:
-    if not _prefetched:
+def _take_prefetched(
+    function: Callable[[Job], Result], job: Job, key: Callable[[Job], Hashable] = _itself
+) -> Future[Result] | None:
+    if function not in _prefetched:  # also: another function's keys are never computed here
         return None
     with _lock:
-        return _prefetched.pop((function, job), None)  # type: ignore[return-value]
+        started = _prefetched.get(function)
+        future = None if started is None else started.pop(key(job), None)
+        if started is not None and not started:
+            del _prefetched[function]
+        return future  # type: ignore[return-value]
 
 
 def run_batches(
@@ -123,6 +156,7 @@ def run_batches(
     batches: Iterable[tuple[Batch, list[Job]]],
     total_bytes: int,
     settings: Settings,
+    key: Callable[[Job], Hashable] = _itself,
 ) -> Iterator[tuple[Batch, list[Result]]]:
     """Yield ``(batch, [function(job) for job in jobs])`` for each ``(batch, jobs)``, in order.
 
@@ -130,7 +164,8 @@ def run_batches(
     its jobs are started before the current batch is yielded, so the workers compute while the
     caller writes. At most two batches are in flight, so memory stays bounded by the batch size.
     ``function`` must be a module-level function that does not raise for bad input (return the
-    error instead). When a worker dies (killed, or a crash in native code), the pool is dropped
+    error instead). A job whose ``key`` a :func:`prefetch` of ``function`` started takes that
+    result. When a worker dies (killed, or a crash in native code), the pool is dropped
     and the rest runs inline.
 
     ``settings`` choose the executor and the number of workers. With ``executor="ray"`` the
@@ -148,7 +183,7 @@ def run_batches(
     workers = settings.worker_count()
     if workers < 2 or total_bytes < PARALLEL_MIN_BYTES:
         for batch, jobs in batches:
-            yield batch, [_inline(function, job) for job in jobs]
+            yield batch, [_inline(function, job, key) for job in jobs]
         return
     pool = _shared_pool(workers)
     pending: deque[tuple[Batch, list[Job], list[Future[Result]] | None]] = deque()
@@ -158,7 +193,7 @@ def run_batches(
         try:
             # Submitting starts any missing worker.
             with _main_module_hidden():
-                futures = [_take_prefetched(function, job) or pool.submit(function, job) for job in jobs]
+                futures = [_take_prefetched(function, job, key) or pool.submit(function, job) for job in jobs]
                 pending.append((batch, jobs, futures))
         except BrokenProcessPool:
             pending.append((batch, jobs, None))
@@ -186,9 +221,9 @@ def run_batches(
         yield batch, results
 
 
-def _inline(function: Callable[[Job], Result], job: Job) -> Result:
+def _inline(function: Callable[[Job], Result], job: Job, key: Callable[[Job], Hashable]) -> Result:
     """``function(job)`` here, or the result of the same job prefetched (if its worker lived)."""
-    future = _take_prefetched(function, job)
+    future = _take_prefetched(function, job, key)
     if future is not None:
         try:
             return future.result()

@@ -259,8 +259,8 @@ def test_ingest_run_with_its_parse_prefetched_stores_what_it_stores_without(
     answered: list[Any] = []
     take = workers._take_prefetched
 
-    def counted(function: Any, job: Any) -> Any:
-        future = take(function, job)
+    def counted(function: Any, job: Any, key: Any) -> Any:
+        future = take(function, job, key)
         if future is not None:
             answered.append(job)
         return future
@@ -270,4 +270,65 @@ def test_ingest_run_with_its_parse_prefetched_stores_what_it_stores_without(
     assert prefetched == inline and len(inline) > 100
     files = [path for path in pipeline.inbox.rglob("*") if path.is_file()]
     assert sorted(job.path for job in answered) == sorted(str(path) for path in files)
+    assert not workers._prefetched
+
+
+@pytest.mark.parametrize(
+    ("change", "levels"),
+    [
+        ({"child": 150, "chat_child": 150}, {0}),  # every parent set stored: the children
+        ({"parent": 500, "chat_child": 120}, {0, 1}),  # new parents, and chat children over stored parents
+    ],
+)
+def test_ingest_run_with_its_chunks_prefetched_stores_what_it_stores_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: dict[str, int], levels: set[int]
+) -> None:
+    """After a plan change, ``ingest run`` starts chunking before its Dagster runs: the parent
+    sets to make, and the child sets to make over parent sets already stored. The steps take
+    those results, and the store ends exactly as without the prefetch."""
+    from dagster import DagsterInstance
+
+    from ingest_assets.engine.tasks import chunk_document
+    from tests.ingest.conftest import Pipeline, plan_spec
+
+    pipeline = Pipeline(tmp_path)  # one inbox (ids follow paths), a store and an instance each
+    answered: list[Any] = []
+    take = workers._take_prefetched
+
+    def counted(function: Any, job: Any, key: Any) -> Any:
+        future = take(function, job, key)
+        if future is not None and function is chunk_document:
+            answered.append(key(job))
+        return future
+
+    monkeypatch.setattr(workers, "_take_prefetched", counted)
+
+    def stored(database: str) -> tuple[list[tuple[Any, ...]], dict[str, int]]:
+        """The chunks after a run and a plan change; the sets the change made, with their level."""
+        pipeline.db, pipeline.instance = tmp_path / database, DagsterInstance.ephemeral()
+        pipeline.write_plans(default=plan_spec())
+        pipeline.run()
+        before = {key for (key,) in pipeline.rows("SELECT set_key FROM chunk_sets")}
+        pipeline.write_plans(default=plan_spec(**change))
+        answered.clear()
+        pipeline.run()
+        made = {key: level for key, level in pipeline.rows("SELECT set_key, level FROM chunk_sets")}
+        chunks = pipeline.store.query(
+            'SELECT id, set_key, "index", text, provenance::VARCHAR FROM chunks ORDER BY id'
+        )
+        return chunks, {key: level for key, level in made.items() if key not in before}
+
+    monkeypatch.setenv("INGEST_WORKERS", "1")
+    inline, made_inline = stored("inline.duckdb")
+    assert not answered, "one worker prefetches nothing"
+    monkeypatch.setenv("INGEST_WORKERS", "2")
+    monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)  # the sample is small: use the pool anyway
+    prefetched, made = stored("prefetched.duckdb")
+    assert prefetched == inline and len(inline) > 100
+    assert made == made_inline
+    assert answered, "no prefetched chunk set was taken"
+    assert set(answered) <= set(made), "a prefetched set the change did not make"
+    assert {made[key] for key in answered} == levels
+    if levels == {0}:
+        assert sorted(answered) == sorted(made), "a set the change made was not prefetched"
     assert not workers._prefetched
