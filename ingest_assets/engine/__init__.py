@@ -232,10 +232,10 @@ class IngestEngine:
 
     def prefetch_chunks(self, pending: Pending) -> int:
         """Start chunking the sets the first chunk run will make (the first plan key of
-        ``pending.chunks``: its parent sets to make, or when none, its child sets) on the worker
-        pool now, as :meth:`prefetch_parse` does for parsing; the chunk step takes the results
-        of the same sets. Only when no document work is pending (it would change what is
-        chunked). Returns how many documents were started."""
+        ``pending.chunks``: its parent sets to make, and its child sets to make over parent
+        sets already stored) on the worker pool now, as :meth:`prefetch_parse` does for
+        parsing; the chunk steps take the results of the same sets. Only when no document work
+        is pending (it would change what is chunked). Returns how many jobs were started."""
         if pending.documents or not pending.chunks:
             return 0
         plan_key, shards = next(iter(pending.chunks.items()))

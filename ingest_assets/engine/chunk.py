@@ -138,14 +138,14 @@ def prefetch_chunks(store: IngestStore, plan: Plan, items: list[WorkItem], setti
 @dataclass(frozen=True, eq=False)
 class _Level:
     """One level's chunk work for a plan key: the ``items``, each item's set key (``keys``),
-    and for children, the parent set each is cut from (``parents``; empty for parents)."""
+    and for children, the parent set each is cut from (``cut_from``; empty for parents)."""
 
     store: IngestStore
     plan_key: str
     role: str
     items: list[WorkItem]
     keys: dict[UUID, str]
-    parents: dict[UUID, str]
+    cut_from: dict[UUID, str]
 
     @classmethod
     def parents(cls, store: IngestStore, plan_key: str, items: list[WorkItem]) -> _Level:
@@ -154,15 +154,15 @@ class _Level:
 
     @classmethod
     def children(
-        cls, store: IngestStore, plan_key: str, items: list[WorkItem], parents: dict[UUID, str]
+        cls, store: IngestStore, plan_key: str, items: list[WorkItem], cut_from: dict[UUID, str]
     ) -> _Level:
-        """The children of ``items``, each cut from the parent set ``parents`` names for it."""
+        """The children of ``items``, each cut from the parent set ``cut_from`` names for it."""
         keys = {i.document_id: expected_keys(i.document_id, i.version_id, i.route)[1] for i in items}
-        return cls(store, plan_key, "child", items, keys, parents)
+        return cls(store, plan_key, "child", items, keys, cut_from)
 
     def based_on(self, item: WorkItem) -> str:
         """The parent set the item's set is cut from ("" for a parent set)."""
-        return self.parents.get(item.document_id, "")
+        return self.cut_from.get(item.document_id, "")
 
     def member(self, item: WorkItem) -> MemberWrite:
         """The plan's pointer at the item's set."""
@@ -193,11 +193,11 @@ class _Level:
     def jobs(self, todo: list[WorkItem]) -> Iterator[tuple[list[WorkItem], list[ChunkTask]]]:
         """The chunk jobs of ``todo``, a batch at a time; a batch's bodies (and, for children,
         the parent rows) are read when the batch is asked for."""
+        child = self.role == "child"
         for batch in batches(todo, lambda item: item.document.text_length):
             bodies = self.store.document_bodies(
                 [(i.document_id, i.version_id) for i in batch], compressed=True
             )
-            child = self.role == "child"
             rows = self.store.chunk_rows_many([self.based_on(i) for i in batch]) if child else None
             yield (
                 batch,
