@@ -332,3 +332,18 @@ def test_ingest_run_with_its_chunks_prefetched_stores_what_it_stores_without(
     if levels == {0}:
         assert sorted(answered) == sorted(made), "a set the change made was not prefetched"
     assert not workers._prefetched
+
+
+def test_a_step_whose_jobs_do_not_hash_ignores_another_functions_prefetch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Prefetched jobs are held per function: a step of another function, whose jobs do not
+    hash (a chunk job holds lists), never hashes them to look for a prefetched result."""
+    monkeypatch.setenv("INGEST_WORKERS", "2")
+    settings = Settings.from_env()
+    assert workers.prefetch(_where, [("left over", workers.PARALLEL_MIN_BYTES)], settings) == 1
+    try:
+        ((_, results),) = workers.run_batches(len, [("batch", [[1, 2], [3]])], 10, settings)
+        assert results == [2, 1]
+    finally:
+        workers.forget_prefetched()
