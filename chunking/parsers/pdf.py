@@ -37,7 +37,7 @@ from chunking.parsers.pdf_layout import (
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "3"
+PARSER_VERSION = "4"  # 4: an outline entry's place on its page ends a paragraph (pdf_layout.py)
 LIBRARY = f"pypdfium2 {version('pypdfium2')}"
 _LOCK = threading.Lock()
 
@@ -189,7 +189,11 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             pdf.close()
     body = body_size(pages)
     dropped = running_lines(pages, body)
-    parts = [page_blocks(lines, dropped[i], i + 1, body) for i, lines in enumerate(pages)]
+    anchors: list[list[float]] = [[] for _ in pages]
+    for entry in outline:
+        if entry.top is not None:
+            anchors[entry.page - 1].append(entry.top)
+    parts = [page_blocks(lines, dropped[i], i + 1, body, anchors[i]) for i, lines in enumerate(pages)]
     toc_units = sum(mark_contents(p) for p in parts)
     joined = join_across_pages(parts)
     blocks = [block for p in parts for block in (*p.body, *p.footnotes)]

@@ -17,7 +17,10 @@ rules can be tested without a PDF:
 - **Contents and index pages**: units of a page whose lines are a third or more dot leaders
   (``1.2 Export . . . . 4``) or half or more index entries (``apt, 37``) get the kind ``toc``.
 - **Sections** come from the outline (bookmarks): a unit belongs to the last entry at or above
-  its first line; without an outline each page is a section with an empty heading path.
+  its first line; without an outline each page is a section with an empty heading path. An
+  entry's place on its page also ends a paragraph, so a heading that follows a line with no
+  sentence end (``# chvt 3``, a stray note mark) opens its own section instead of closing the
+  one before it.
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ _UNTITLED_RUN = 5
 _RUNNING_MIN_PAGES = 3
 _SMALL_FONT = 0.9
 _LARGE_FONT = 1.2
+# How far (PDF units) a line's top may sit above an outline entry's and still be at it.
+_ANCHOR_SLACK = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,11 +221,12 @@ def _numbered_runs(lines: Sequence[str], weak: Sequence[bool]) -> list[tuple[int
     return runs
 
 
-def _paragraphs(lines: Sequence[Line]) -> list[tuple[str, float | None]]:
+def _paragraphs(lines: Sequence[Line], anchors: Sequence[float] = ()) -> list[tuple[str, float | None]]:
     """Group a page's lines into paragraphs: ``(text, top of its first line)``.
 
     A paragraph also ends where contents lines start or stop, so an entry list never shares a
-    unit with the prose around it.
+    unit with the prose around it, and where an outline entry of the page (its top among
+    ``anchors``) lies between two lines, so the unit under the entry starts at it.
     """
     lengths = sorted(len(line.text) for line in lines if line.text.strip())
     if not lengths:
@@ -240,7 +246,7 @@ def _paragraphs(lines: Sequence[Line]) -> list[tuple[str, float | None]]:
         if not line.text.strip():
             close()
             continue
-        if current and contents[index] != contents[index - 1]:
+        if current and (contents[index] != contents[index - 1] or _anchored(current[-1], line, anchors)):
             close()
         current.append(line)
         following = lines[index + 1].text.lstrip() if index + 1 < len(lines) else ""
@@ -251,6 +257,14 @@ def _paragraphs(lines: Sequence[Line]) -> list[tuple[str, float | None]]:
             close()
     close()
     return paragraphs
+
+
+def _anchored(previous: Line, line: Line, anchors: Sequence[float]) -> bool:
+    """Whether an outline entry lies between ``previous`` and ``line`` (y grows upwards): at
+    or above ``line``, as :func:`section_paths` places a unit under it, and below ``previous``."""
+    if previous.top is None or line.top is None:
+        return False
+    return any(line.top - _ANCHOR_SLACK <= anchor < previous.top - _ANCHOR_SLACK for anchor in anchors)
 
 
 def _footnote_start(lines: Sequence[Line], body: float | None) -> int:
@@ -301,12 +315,15 @@ def _footnotes(lines: Sequence[Line], page: int) -> list[Block]:
     return [Block(text="\n".join(note), page=page, kind="footnote") for note in notes]
 
 
-def page_blocks(lines: Sequence[Line], dropped: set[int], page: int, body: float | None) -> PageParts:
-    """A page's body paragraphs and footnotes, with its running lines left out."""
+def page_blocks(
+    lines: Sequence[Line], dropped: set[int], page: int, body: float | None, anchors: Sequence[float] = ()
+) -> PageParts:
+    """A page's body paragraphs and footnotes, with its running lines left out; ``anchors``
+    are the tops of the page's outline entries (see :func:`_paragraphs`)."""
     kept = [line for i, line in enumerate(lines) if i not in dropped]
     split = _footnote_start(kept, body)
     parts = PageParts()
-    parts.body = [Block(text=t, page=page, top=top) for t, top in _paragraphs(kept[:split])]
+    parts.body = [Block(text=t, page=page, top=top) for t, top in _paragraphs(kept[:split], anchors)]
     parts.footnotes = _footnotes(kept[split:], page)
     return parts
 
@@ -379,7 +396,7 @@ def section_paths(blocks: Sequence[Block], outline: Sequence[OutlineEntry]) -> l
         while cursor + 1 < len(ordered):
             entry = ordered[cursor + 1]
             entry_top = entry.top if entry.top is not None else float("inf")
-            if entry.page < block.page or (entry.page == block.page and entry_top >= top - 2):
+            if entry.page < block.page or (entry.page == block.page and entry_top >= top - _ANCHOR_SLACK):
                 cursor += 1
             else:
                 break

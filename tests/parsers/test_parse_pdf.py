@@ -11,11 +11,13 @@ from chunking.document import Document, Unit
 from chunking.parsers import parse_bytes, parse_file
 from chunking.parsers.pdf_layout import (
     Line,
+    OutlineEntry,
     body_size,
     contents_lines,
     join_across_pages,
     page_blocks,
     running_lines,
+    section_paths,
 )
 from tests.parsers.pdf_fixtures import FOOTNOTE, HEADER, manual
 
@@ -256,6 +258,53 @@ def test_pdf_cjk_paragraph_cut_by_a_page_break_is_joined() -> None:
     paragraph = parts[0].body[-1]
     assert (paragraph.page, paragraph.last_page) == (1, 2)
     assert "在下一页继续" in paragraph.text and "神相对待。" in paragraph.text
+
+
+def test_outline_entry_between_two_lines_starts_a_paragraph_there() -> None:
+    # debian-faq.en.pdf page 30: a note mark above the heading, no sentence end and no capital
+    # between them; the entry's top lies between the two lines. Without the anchor the heading
+    # stays in the paragraph of the mark, under the section before it.
+    lines = [
+        Line("door who destroyed toys :-)", 10.0, 308.2),
+        Line("", None, None),
+        Line("1", 7.0, 297.0),
+        Line("6.4 What does the stable directory contain?", 14.3, 263.1),
+        Line("• stable/main/: This directory contains the packages which formally constitute", 10.0, 236.4),
+        Line("the most recent release of the Debian GNU/Linux system. These packages comply", 10.0, 224.0),
+        Line("with the Debian Free Software Guidelines, and are all freely usable and shared.", 10.0, 212.0),
+    ]
+    title = "What does the stable directory contain?"
+    entry = OutlineEntry(path=("The Debian archives", title), page=30, top=270.5)
+    assert [b.text for b in page_blocks(lines, set(), 30, 10.0).body][1] == (
+        "1\n6.4 What does the stable directory contain?"
+    )
+    blocks = page_blocks(lines, set(), 30, 10.0, [entry.top]).body
+    assert [b.text for b in blocks] == [
+        "door who destroyed toys :-)",
+        "1",
+        "6.4 What does the stable directory contain?",
+        "\n".join(line.text for line in lines[4:]),
+    ]
+    paths = section_paths(blocks, [OutlineEntry(path=("The Debian archives",), page=29, top=500.0), entry])
+    assert paths == [("The Debian archives",)] * 2 + [entry.path] * 2
+    # An entry above both lines (or below both) breaks nothing between them.
+    assert len(page_blocks(lines[2:4], set(), 30, 10.0, [400.0, 100.0]).body) == 1
+
+
+def test_pdf_heading_lines_sit_in_their_own_sections(corpus_dir: Path) -> None:
+    # Every line that is an outline entry's title is in that entry's section, not the one before.
+    document = parse_file(corpus_dir / "pdf" / "debian-faq.en.pdf")
+    misplaced = []
+    for section in document.sections:
+        for unit in section.units:
+            for line in unit.text.split("\n"):
+                for other in document.sections:
+                    title = other.heading_path[-1] if other.heading_path else ""
+                    if len(title) > 8 and line.strip().endswith(title) and line[:8].strip()[:1].isdigit():
+                        if other is not section:
+                            misplaced.append(line)
+                        break
+    assert not misplaced
 
 
 def test_pdf_short_cjk_line_ending_a_sentence_ends_its_paragraph() -> None:
