@@ -45,6 +45,14 @@ class Piece:
     fence_close: str = ""
     # Its content words (chunking.chunkers.cohesion), read only where packing asks for them.
     words: frozenset[str] | None = None
+    # A short text right before a table ("Table 4.1. ...", "Supported operations:"): like a
+    # heading, it goes with the table rather than end the chunk before it.
+    lead_in: bool = False
+
+    @property
+    def leads(self) -> bool:
+        """Whether this piece travels with what follows it (a heading or a table's lead-in)."""
+        return self.lead_in or self.kind == "heading"
 
 
 @dataclass(slots=True)
@@ -68,10 +76,11 @@ class Draft:
     rendered: str | None = None
 
     def trailing_headings(self) -> int:
-        """How many of the last pieces are headings (they must travel with what follows)."""
+        """How many of the last pieces are headings or a table's lead-in (they must travel with
+        what follows)."""
         count = 0
         for piece in reversed(self.pieces):
-            if piece.kind != "heading":
+            if not piece.leads:
                 break
             count += 1
         return count
@@ -173,7 +182,8 @@ def render(document: Document, draft: Draft, paged: bool) -> tuple[str, bool]:
     """Return the text of ``draft`` as a chunk of ``document`` and whether it is the exact slice
     at its offsets (``paged``: the document's units have pages, not offsets).
 
-    A repeated header goes before the first table piece (after any headings leading it)."""
+    A repeated header goes before the first table piece (after any headings or lead-in leading
+    it)."""
     if draft.rendered is not None:
         return draft.rendered, False
     pieces = draft.pieces
@@ -193,7 +203,7 @@ def render(document: Document, draft: Draft, paged: bool) -> tuple[str, bool]:
             if paged or document.text[left.end : piece.start] != gap:
                 exact = False
             parts.append(gap)
-        if header and piece.kind != "heading":
+        if header and not piece.leads:
             parts.append(header + "\n")
             header = ""
         parts.append(piece.text)
@@ -224,9 +234,8 @@ def make_chunk(
     if single:
         kind, path = first.kind, first.path
     else:
-        kinds = {p.kind for p in pieces}
-        if len(kinds) > 1:
-            kinds.discard("heading")  # headings leading a table or code do not make it text
+        # Headings (and a lead-in) leading a table or code do not make it text.
+        kinds = {p.kind for p in pieces if not p.leads} or {p.kind for p in pieces}
         kind = kinds.pop() if len(kinds) == 1 else "text"
         path = common_prefix([p.path for p in pieces])
     metadata: ChunkMetadata = {"token_count": tokens, "exact_slice": exact}

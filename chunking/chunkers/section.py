@@ -8,6 +8,9 @@ packed the same way, with exact sizes
 (no later unit is packed after the tail of a cut one). A section that ends with an open chunk under
 ``min_size`` tokens carries that chunk on into the next section. Tables never mix with text: a table
 is one chunk, or row groups that each carry the column names (:mod:`chunking.chunkers.tables`).
+A caption or a short line ending in a colon right before a table in its section (``Table 4.1.
+...``, ``Supported operations:``) leads the table's first chunk the way a heading does, instead
+of ending the chunk before it.
 
 With ``cohesion`` on, a chunk also ends at a change of topic, not only at the budget: before a
 unit joins an open chunk that already holds ``min_size`` tokens, its content words are compared
@@ -35,6 +38,7 @@ row groups, the size is estimated from the parts and the finished chunk is count
 
 from __future__ import annotations
 
+import re
 import warnings
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
@@ -72,6 +76,13 @@ _COHESIVE = frozenset({"text", "list"})
 # Shorter than this, a unit cannot hold MIN_WORDS content words (of three letters or more, with
 # a space after each): no need to read it.
 _COHESION_CHARS = 4 * MIN_WORDS
+# A text unit that leads the table after it: a caption ("Table 4.1.", "表 4.2.") or a line that
+# ends in a colon, of at most this many tokens (and a quarter of the budget); a paragraph that
+# ends in a full stop stays with the text before it.
+_LEAD_IN_TOKENS = 48
+_CAPTION = re.compile(
+    r"(?:table|tab\.|tabelle|tableau|tabla|tabella|таблица|表)\s*[\dA-Z][\w.-]*", re.IGNORECASE
+)
 
 _KIND_OF_UNIT: dict[str, ContentKind] = {
     "code": "code",
@@ -172,6 +183,7 @@ class SectionChunker(BaseChunker):
         position = 0
         size, min_size = self.chunk_size, self.effective_min_size
         cohesive = self.cohesion
+        lead_in_tokens = min(_LEAD_IN_TOKENS, size // 4)
         seam, count = tokenizer.seam_function(), tokenizer.count
         text = document.text
         tables: TableDrafter | None = None
@@ -233,7 +245,7 @@ class SectionChunker(BaseChunker):
             draft, open_draft = open_draft, None
             if draft is None:
                 return None
-            if draft.pieces[-1].kind != "heading":  # most drafts: no headings to keep back
+            if not draft.pieces[-1].leads:  # most drafts: nothing to keep back
                 drafts.append(draft)
                 return None
             keep = draft.trailing_headings()
@@ -279,6 +291,14 @@ class SectionChunker(BaseChunker):
                 pages = unit.pages if paged else ()
                 piece = Piece(unit.text, unit.start, unit.end, pages, kind, path, tokens)
                 piece.words, next_words = next_words, None
+                if (
+                    kind == "text"
+                    and tokens <= lead_in_tokens
+                    and index < last_index
+                    and units[index + 1].content_kind == "table"
+                    and (unit.text.rstrip().endswith((":", "：")) or _CAPTION.match(unit.text) is not None)
+                ):
+                    piece.lead_in = True
                 if unit.clipped_from is not None:
                     self._fence(unit, [piece])
                 if tokens > size:
@@ -315,7 +335,7 @@ class SectionChunker(BaseChunker):
                     and len(unit.text) >= _COHESION_CHARS
                     and units[index + 1].content_kind in _COHESIVE
                     and len(units[index + 1].text) >= _COHESION_CHARS
-                    and open_draft.pieces[-1].kind != "heading"
+                    and not open_draft.pieces[-1].leads
                     and shifts(open_draft, piece, units[index + 1])
                 ):
                     drafts.append(open_draft)
@@ -324,7 +344,7 @@ class SectionChunker(BaseChunker):
                     continue
                 lead = take_lead()
                 if lead is not None and not join(lead, piece):
-                    if piece.kind == "heading":
+                    if piece.leads:
                         # A run of headings over the budget: the earlier ones go alone, the
                         # later ones on with what follows.
                         drafts.append(lead)
@@ -334,7 +354,7 @@ class SectionChunker(BaseChunker):
                         piece = rest[-1]
                     lead = None
                 open_draft = lead if lead is not None else Draft([piece], piece.tokens, own_joins=True)
-            if open_draft and open_draft.tokens >= min_size and open_draft.pieces[-1].kind != "heading":
+            if open_draft and open_draft.tokens >= min_size and not open_draft.pieces[-1].leads:
                 drafts.append(open_draft)
                 open_draft = None
         if open_draft:

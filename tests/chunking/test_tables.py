@@ -239,3 +239,66 @@ def test_tables_with_empty_rows_keep_the_contract(text: str, size: int, tokenize
     document = parse_bytes(text.encode(), kind="markdown", source_uri="mem://t.md")
     chunker = SectionChunker(chunk_size=size * (4 if tokenizer == "character" else 1), tokenizer=tokenizer)
     check_flat(chunker, document, chunker.chunk(document), exactly_once=True)
+
+
+PROSE = (
+    "The orchard keeps a record of every picking. Volunteers weigh the crates at the gate and write "
+    "the weights into the book before the fruit goes to the store."
+)
+TABLE = "| fruit | crates |\n|---|---|\n" + "\n".join(f"| apple {i} | {i * 3} |" for i in range(40))
+
+
+def _chunk_holding(chunks: list, text: str):
+    return next(chunk for chunk in chunks if text in chunk.text)
+
+
+@pytest.mark.parametrize("lead_in", ["Table 4.1. Crates picked per variety", "Supported operations:"])
+def test_a_caption_or_an_introducing_line_leads_its_table(lead_in: str) -> None:
+    # debian-reference's HTML: "Table 4.1. ..." ended the chunk before the table, whose chunk
+    # then said nothing of what it held.
+    document = parse_bytes(
+        f"{PROSE}\n\n{lead_in}\n\n{TABLE}\n\n{PROSE}".encode(), kind="markdown", source_uri="mem://lead-in.md"
+    )
+    chunker = SectionChunker(chunk_size=128)
+    chunks = chunker.chunk(document)
+    check_flat(chunker, document, chunks, exactly_once=True)
+    first_rows = _chunk_holding(chunks, "| apple 0 |")
+    assert first_rows.text.startswith(lead_in) and first_rows.content_kind == "table_row"
+    assert lead_in not in _chunk_holding(chunks, "Volunteers weigh").text
+    # Row groups after the first repeat the column names, not the lead-in.
+    later = _chunk_holding(chunks, "| apple 39 |")
+    assert later is not first_rows and lead_in not in later.text
+
+
+def test_a_paragraph_before_a_table_stays_with_the_text() -> None:
+    # Short, but a paragraph of its own (it ends in a full stop): it is not the table's lead-in.
+    document = parse_bytes(f"{PROSE}\n\n{TABLE}".encode(), kind="markdown", source_uri="mem://lead-in.md")
+    chunks = SectionChunker(chunk_size=128).chunk(document)
+    assert chunks[0].text == PROSE and chunks[1].text.startswith("| fruit |")
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    before=st.lists(CELL.filter(bool), min_size=1, max_size=30).map(" ".join),
+    lead_words=st.integers(min_value=1, max_value=12),
+    rows=st.integers(min_value=1, max_value=30),
+    size=st.integers(min_value=24, max_value=200),
+    tokenizer=st.sampled_from(["cl100k_base", "word", "character"]),
+)
+def test_a_short_line_before_a_table_never_ends_the_chunk_before(
+    before: str, lead_words: int, rows: int, size: int, tokenizer: str
+) -> None:
+    """Property: the line right before a table, a quarter of the budget or less, is never in a
+    chunk with the text before it, and the chunks keep the contract."""
+    lead_in = " ".join(f"column{i}" for i in range(lead_words)) + ":"
+    table = "| a | b |\n|---|---|\n" + "\n".join(f"| r{i} | {i} |" for i in range(rows))
+    document = parse_bytes(
+        f"{before}.\n\n{lead_in}\n\n{table}".encode(), kind="markdown", source_uri="mem://lead-in.md"
+    )
+    chunker = SectionChunker(chunk_size=size * (4 if tokenizer == "character" else 1), tokenizer=tokenizer)
+    chunks = chunker.chunk(document)
+    check_flat(chunker, document, chunks, exactly_once=True)
+    lead_tokens = chunker._packer.tokenizer.count(lead_in)
+    if lead_tokens <= min(48, chunker.chunk_size // 4):
+        holding = [chunk for chunk in chunks if lead_in in chunk.text]
+        assert holding and all(f"{before}." not in chunk.text for chunk in holding)
