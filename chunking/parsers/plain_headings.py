@@ -14,7 +14,10 @@ each a paragraph of its own: a WikiText line; a short line underlined by a run o
 ``= - ~ * # ^ +`` (levels in the order the underline characters first appear, as
 reStructuredText does); and numbered lines (``2.1.  Conventions``) when every numbered line of
 the document continues one outline (1, 1.1, 1.2, 2, ...), so a play's numbered speakers or a
-list of numbered items opens no section.
+list of numbered items opens no section. In such an outlined document, appendices continue it:
+``Appendix A.  LDAP Result Codes`` (also ``Appendix A:`` and ``Appendix A -``) is a level-1
+heading, and ``A.2.  Result Codes`` a heading one level deeper per number, under that appendix
+only, the letters in order (A, B, C...).
 """
 
 from __future__ import annotations
@@ -76,6 +79,10 @@ _UNDERLINED = re.compile(r"[ \t]*(\S[^\n]*?)[ \t]*\n[ \t]*([=\-~*#^+])\2{2,}[ \t
 _NUMBERED = re.compile(r"[ \t]*(\d{1,3}(?:\.\d{1,3})*)\.?[ \t]+(\S[^\n]*?)[ \t]*")
 # An outline needs this many numbered lines before its numbers say anything.
 _OUTLINE_LINES = 3
+# `Appendix A.  LDAP Result Codes`, `Appendix B: Changes`, `Appendix C - Examples`.
+_APPENDIX = re.compile(r"[ \t]*Appendix[ \t]+([A-Z])(?:[.:]|[ \t]+[-\u2013\u2014])?[ \t]+(\S[^\n]*?)[ \t]*")
+# `A.2.  Result Codes`, `C.1.10.  Section 4.1.11 (Referral)`: a section of an appendix.
+_LETTERED = re.compile(r"[ \t]*([A-Z])((?:\.\d{1,3})+)\.?[ \t]+(\S[^\n]*?)[ \t]*")
 
 
 def _underlined(paragraph: str) -> tuple[str, str] | None:
@@ -152,4 +159,27 @@ def plain_heading_levels(paragraphs: list[str]) -> list[PlainHeading | None]:
     if outline:
         for index, number, text in numbered:
             found[index] = PlainHeading(min(len(number), 6), text, numbered=True)
+        _appendices(paragraphs, found)
     return found
+
+
+def _appendices(paragraphs: list[str], found: list[PlainHeading | None]) -> None:
+    """Mark the appendix headings after an outline (see the module docstring) in ``found``."""
+    letter = ""  # the current appendix's letter
+    for index, paragraph in enumerate(paragraphs):
+        line = paragraph.strip()
+        if found[index] is not None or "\n" in line or len(line) > MAX_HEADING_CHARS:
+            continue
+        if (appendix := _APPENDIX.fullmatch(line)) is not None:
+            # The first appendix is A; each next one the letter after the last.
+            if (
+                appendix.group(1) == (chr(ord(letter) + 1) if letter else "A")
+                and appendix.group(2)[0].isupper()
+            ):
+                letter = appendix.group(1)
+                found[index] = PlainHeading(1, " ".join(line.split()), numbered=True)
+            continue
+        lettered = _LETTERED.fullmatch(line)
+        if lettered is not None and letter and lettered.group(1) == letter and lettered.group(3)[0].isupper():
+            depth = lettered.group(2).count(".")
+            found[index] = PlainHeading(min(depth + 1, 6), " ".join(line.split()), numbered=True)

@@ -37,8 +37,9 @@ from chunking.parsers.plain_headings import (
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-# 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 4: plain-text headings
-PARSER_VERSION = "4"
+# 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 4: plain-text headings;
+# 5: appendices continue a numbered outline (plain_headings.py)
+PARSER_VERSION = "5"
 LIBRARY = "chunking.document.paragraph_spans"
 
 _WIDE_GAP = re.compile(r"\S {3,}\S")

@@ -81,6 +81,33 @@ def test_text_numbered_outline_opens_sections() -> None:
     assert_exact_offsets(document)
 
 
+def test_text_appendices_continue_the_outline() -> None:
+    # rfc4511.txt: without these, the result codes, the ASN.1 module and the change log were
+    # all filed under "10. IANA Considerations".
+    raw = (
+        "1.  Introduction\n\nText.\n\n2.  Model\n\nText.\n\n3.  Security\n\nText.\n\n"
+        "Appendix A.  LDAP Result Codes\n\nCodes.\n\nA.1.  Non-Error Result Codes\n\nSuccess.\n\n"
+        "A.2.  Result Codes\n\nErrors.\n\nAppendix B: Changes Since RFC 2254\n\nChanges.\n\n"
+        "B.1.1.  Section 4 (Elements)\n\nMore.\n\n"
+        # Not appendix headings: a letter out of order, a section of another appendix.
+        "Appendix D.  Skipped\n\nText.\n\nA.3.  Late\n\nText.\n"
+    )
+    document = parse_bytes(raw.encode(), kind="text", source_uri="mem://rfc.txt")
+    paths = {u.text: s.heading_path for s in document.sections for u in s.units}
+    assert paths["Success."] == ("Appendix A. LDAP Result Codes", "A.1. Non-Error Result Codes")
+    assert paths["Errors."] == ("Appendix A. LDAP Result Codes", "A.2. Result Codes")
+    assert paths["Changes."] == ("Appendix B: Changes Since RFC 2254",)
+    assert paths["More."] == ("Appendix B: Changes Since RFC 2254", "B.1.1. Section 4 (Elements)")
+    assert paths["Appendix D.  Skipped"] == paths["A.3.  Late"] == paths["More."]
+    assert_exact_offsets(document)
+
+
+def test_text_appendix_lines_without_an_outline_open_no_section() -> None:
+    raw = "Notes.\n\nAppendix A.  Tables\n\nText.\n\nA.1.  First\n\nText.\n"
+    document = parse_bytes(raw.encode(), kind="text", source_uri="mem://notes.txt")
+    assert len(document.sections) == 1 and not _headings(document)
+
+
 @pytest.mark.parametrize(
     "raw",
     [
