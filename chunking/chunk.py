@@ -312,12 +312,28 @@ def section_label(heading_path: Sequence[str]) -> str | None:
     return " > ".join(parts) if parts else None
 
 
+# What separates a page's own title from its site's name in an HTML <title>.
+_TITLE_SUFFIX = re.compile(r"\s+[—–|·-]\s+|:\s+")
+
+
+def _titled_by(first_heading: str, title: str) -> bool:
+    """True when ``first_heading`` says what ``title`` says: the same text, or the title is the
+    heading and then a suffix after a separator (`` — ``, `` | ``, ``: ``)."""
+    if not first_heading:
+        return False
+    if title == first_heading:
+        return True
+    return title.startswith(first_heading) and _TITLE_SUFFIX.match(title, len(first_heading)) is not None
+
+
 def contextual_text(text: str, heading_path: Sequence[str], metadata: Mapping[str, Any] | None) -> str:
     """A chunk's text with its heading path above it, for embedding (``Chunk.contextual_text``
     of a chunk with these fields; a function so that stored rows need no ``Chunk``).
 
     The document title (``metadata["document_title"]``, set at chunk time) leads the label
-    unless the heading path already starts with it. A part of a split fenced code block gets
+    unless the heading path already starts with it, or with all of it but a site's suffix
+    (``datetime — Basic date and time types — Python 3.11.2 documentation`` under the heading
+    ``datetime — Basic date and time types``). A part of a split fenced code block gets
     back the fence lines it lacks (``metadata["fence_open"]``, with the language, and
     ``metadata["fence_close"]``), so it still reads as a code block; a part of a split chat
     turn after its first gets back its speaker (``metadata["continues_turn"]``). With an
@@ -340,6 +356,6 @@ def contextual_text(text: str, heading_path: Sequence[str], metadata: Mapping[st
             text = f"…{context}\n\n{text}"
         title = " ".join(str(metadata.get("document_title") or "").split())
         first = " ".join(heading_path[0].split()) if heading_path else ""
-        if title and title != first:
+        if title and not _titled_by(first, title):
             label = f"{title} > {label}" if label else title
     return f"{label}\n\n{text}" if label else text

@@ -13,6 +13,7 @@ from functools import cache
 from importlib import metadata
 
 __all__ = [
+    "CONTEXTUAL_TEXT_VERSION",
     "SECTION_PACKER_VERSION",
     "SPLITTER_VERSION",
     "TABLE_RENDERING_VERSION",
@@ -41,6 +42,10 @@ SECTION_PACKER_VERSION = "8"
 # 4: empty rows (delimiters only) are part of the next row's piece, so a row group said to be an
 # exact slice holds them (before, the first row group left them out of its text, not its span)
 TABLE_RENDERING_VERSION = "4"
+# What Chunk.contextual_text puts above a chunk's text (not part of any chunker's fingerprint:
+# it names the vectors of the "contextual" text mode, so a change re-embeds, never re-chunks).
+# 2: no title that is the first heading and a site's suffix
+CONTEXTUAL_TEXT_VERSION = "2"
 # How the turn-window chunker packs turns.
 # 2: text chunk ids leave out the version and cover the text (Chunk.id_for)
 TURN_WINDOW_VERSION = "2"

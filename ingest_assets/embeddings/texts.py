@@ -15,6 +15,7 @@ from typing import Any
 
 from chunking.chunk import contextual_text
 from chunking.ids import settings_hash
+from chunking.versions import CONTEXTUAL_TEXT_VERSION
 from ingest_assets.embeddings.models import ModelInfo
 
 __all__ = ["TEXT_MODES", "EmbeddingPlan", "embedded_row_text", "embedded_text", "text_hash"]
@@ -39,8 +40,12 @@ class EmbeddingPlan:
 
     @property
     def key(self) -> str:
-        """The embedding key of a child set: which model embedded which text of its chunks."""
-        return settings_hash({"model": self.model.fingerprint, "text": self.text})
+        """The embedding key of a child set: which model embedded which text of its chunks (for
+        contextual text, also the version of what it puts above the text)."""
+        what: dict[str, str] = {"model": self.model.fingerprint, "text": self.text}
+        if self.text == "contextual":
+            what["contextual"] = CONTEXTUAL_TEXT_VERSION
+        return settings_hash(what)
 
     def settings(self) -> dict[str, Any]:
         """JSON-safe description: spec, text mode, model name, dimension, fingerprint, packages."""

@@ -60,6 +60,39 @@ def test_section_label_and_contextual_text() -> None:
     assert bare.section_label() is None and bare.contextual_text == "body"
 
 
+@pytest.mark.parametrize(
+    ("title", "first", "label"),
+    [
+        # Python's HTML pages: the <title> is the first heading and the site's name.
+        (
+            "datetime — Basic date and time types — Python 3.11.2 documentation",
+            "datetime — Basic date and time types",
+            "datetime — Basic date and time types > timedelta Objects",
+        ),
+        ("Orchard | Community Gardens", "Orchard", "Orchard > timedelta Objects"),
+        ("Orchard", "Orchard", "Orchard > timedelta Objects"),
+        # More than a suffix: the title says something the heading does not.
+        (
+            "Introduction to orchards",
+            "Introduction",
+            "Introduction to orchards > Introduction > timedelta Objects",
+        ),
+        ("Orchards", "Orchard", "Orchards > Orchard > timedelta Objects"),
+    ],
+)
+def test_contextual_text_leaves_out_a_title_its_first_heading_says(
+    title: str, first: str, label: str
+) -> None:
+    chunk = Chunk(
+        document_id=Document.node_id_for("x"),
+        text="body",
+        provenance=TextProvenance(start=0, end=4),
+        heading_path=[first, "timedelta Objects"],
+        metadata={"document_title": title},
+    )
+    assert chunk.contextual_text == f"{label}\n\nbody"
+
+
 def test_node_record_needs_an_id_and_is_json_safe() -> None:
     chunk = Chunk(
         document_id=Document.node_id_for("x"), text="body", provenance=TextProvenance(start=0, end=4)

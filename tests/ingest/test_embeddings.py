@@ -450,3 +450,15 @@ def test_wordllama_pooling_matches_the_model_on_any_text(batch: list[str]) -> No
     empty = np.isnan(theirs).any(axis=1)
     assert np.array_equal(ours[~empty], theirs[~empty])
     assert not ours[empty].any()
+
+
+def test_contextual_vectors_are_named_by_the_version_of_contextual_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A change of what contextual text holds re-embeds the contextual vectors (their texts'
+    # hashes reuse whatever did not change), never the vectors of the stored text alone.
+    model = models.ModelInfo("wordllama:x", "wordllama", "x", 4, "1", {"wordllama": "0"})
+    contextual, plain = texts.EmbeddingPlan(model, "contextual"), texts.EmbeddingPlan(model, "text")
+    before = (contextual.key, plain.key)
+    monkeypatch.setattr(texts, "CONTEXTUAL_TEXT_VERSION", "next")
+    assert contextual.key != before[0] and plain.key == before[1]
