@@ -15,17 +15,19 @@ is :func:`chunking.plan_schema.plans_schema`, generated from these models.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import warnings
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from chunking.chunkers.leveling import ParentChildChunker
 from chunking.chunkers.registry import CHUNKER_TYPES, RouteChunker
 from chunking.chunkers.schema_docs import document_fields, outside_caller
+from chunking.parsers.detect import KINDS
 
 __all__ = [
     "DEFAULT_EMBEDDING_MODEL",
@@ -102,8 +104,24 @@ class PlanSpec(BaseModel):
     model_config = _MODEL
 
     description: str = ""
-    routes: dict[str, RouteSpec] = Field(min_length=1)
+    routes: dict[str, RouteSpec] = Field(
+        min_length=1, json_schema_extra={"propertyNames": {"enum": sorted([*KINDS, FALLBACK_ROUTE])}}
+    )
     embedding: EmbeddingSpec | None = None
+
+    @field_validator("routes")
+    @classmethod
+    def _known_kinds(cls, routes: dict[str, RouteSpec]) -> dict[str, RouteSpec]:
+        # A misspelt kind would route nothing: its documents would fall through to "*" unseen.
+        for kind in routes:
+            if kind != FALLBACK_ROUTE and kind not in KINDS:
+                close = difflib.get_close_matches(kind, KINDS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(
+                    f"unknown document kind {kind!r}{hint}; a route is one of {', '.join(sorted(KINDS))}, "
+                    f"or {FALLBACK_ROUTE!r} for every other kind"
+                )
+        return routes
 
     def route_for(self, kind: str) -> RouteSpec | None:
         """The route for a document kind, else the ``"*"`` route, else None."""
@@ -199,7 +217,19 @@ def _renamed(spec: Any, where: str) -> Any:
 def _describe(error: ValidationError) -> str:
     """Each error of a plans file as ``plan 'p', route 'r', child chunker (section), field
     'f': message``."""
-    return "; ".join(f"{_place(e['loc'])}: {e['msg']}" for e in error.errors(include_url=False))
+    return "; ".join(f"{_place(e['loc'])}: {_message(e)}" for e in error.errors(include_url=False))
+
+
+def _message(error: Any) -> str:
+    """One validation error's message, in the plans file's words: an unknown field names the
+    field it is closest to; a rule of this module says what it says (no "Value error, ")."""
+    if error["type"] == "extra_forbidden" and error["loc"]:
+        name = str(error["loc"][-1])
+        close = difflib.get_close_matches(name, _FIELD_NAMES, n=1)
+        return f"unknown setting {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
+    return error["msg"]
 
 
 def _place(loc: tuple[int | str, ...]) -> str:
@@ -220,6 +250,13 @@ def _place(loc: tuple[int | str, ...]) -> str:
     if rest:
         place.append(f"field {'.'.join(map(str, rest))!r}")
     return ", ".join(place)
+
+
+# Every setting a plans file can hold, for "did you mean" (a chunker's own and the plan's).
+_FIELD_NAMES = sorted(
+    {name for kind in CHUNKER_TYPES.values() for name in kind.model_fields}
+    | {name for model in (RouteSpec, PlanSpec, EmbeddingSpec) for name in model.model_fields}
+)
 
 
 def plan_routes(path: str | Path, plan: str | None = None) -> dict[str, RouteSpec]:

@@ -74,6 +74,27 @@ def test_an_unknown_strategy_lists_the_known_ones() -> None:
         parse_plans_data(data, "plans.yaml")
 
 
+def test_a_misspelt_setting_names_the_setting_it_is_closest_to() -> None:
+    with pytest.raises(PlanError) as error:
+        parse_plans_data(_plan(chunk_sise=200), "plans.yaml")
+    where = "child chunker (section), field 'chunk_sise'"
+    assert f"{where}: unknown setting 'chunk_sise'; did you mean 'chunk_size'?" in str(error.value)
+
+
+def test_a_misspelt_document_kind_is_refused_naming_the_kinds() -> None:
+    # Accepted before: markdown files then fell through to "*" without a word.
+    data = _plan(chunk_size=200)
+    data["plans"]["default"]["routes"]["markdwn"] = data["plans"]["default"]["routes"]["*"]
+    with pytest.raises(PlanError) as error:
+        parse_plans_data(data, "plans.yaml")
+    message = str(error.value)
+    assert (
+        "plan 'default'" in message
+        and "unknown document kind 'markdwn' (did you mean 'markdown'?)" in message
+    )
+    assert "chat, csv, html, markdown, pdf, text, or '*'" in message
+
+
 def test_a_bad_plan_name_says_what_a_name_is() -> None:
     data = {"plans": {"no spaces": _plan()["plans"]["default"]}}
     with pytest.raises(PlanError, match="plan 'no spaces': a plan name is 1-64 letters"):
@@ -134,4 +155,9 @@ def test_the_schema_accepts_the_project_plans_and_rejects_a_typo() -> None:
         jsonschema.validate(_plan(chunk_sise=200), schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(_plan(chunk_size=2), schema)
+    misspelt = {
+        "plans": {"p": {"routes": {"markdwn": _plan(chunk_size=200)["plans"]["default"]["routes"]["*"]}}}
+    }
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(misspelt, schema)
     assert plans_schema()["$defs"]["SectionChunker"]["properties"]["size"]["deprecated"] is True
