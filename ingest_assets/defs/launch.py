@@ -5,11 +5,13 @@ this module only when there is work). What a run did is read from the store afte
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 from pathlib import Path
 from typing import Any
 
+import yaml
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from ingest_assets.defs import build_definitions
@@ -19,27 +21,63 @@ from ingest_assets.defs.sensors import range_tags
 from ingest_assets.engine.keys import plan_and_shard
 from ingest_assets.settings import Settings
 
-__all__ = ["HOST_TAG", "PID_TAG", "Launcher", "dagster_home"]
+__all__ = ["HOST_TAG", "PID_TAG", "STORE_TAG", "Launcher", "dagster_home", "store_label"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 _QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # Runs of `ingest run` name their process, so a later `ingest run` can tell a run whose
 # process was killed from one still going (see Launcher._release_orphans).
 PID_TAG, HOST_TAG = "ingest/pid", "ingest/host"
+# And the store they wrote (a lake's connection string without its password), so runs of
+# several stores in one instance can be told apart in the UI.
+STORE_TAG = "ingest/store"
+_PASSWORD = re.compile(r"(password\s*=\s*)\S+", re.IGNORECASE)
 
 
-def dagster_home() -> Path:
-    """Return ``$DAGSTER_HOME``, else ``./.dagster_home`` seeded with the project's dagster.yaml."""
+def dagster_home(settings: Settings) -> Path:
+    """Return ``$DAGSTER_HOME``, else the project's default instance for the store's kind:
+    ``./.dagster_home`` (dagster.yaml) for a DuckDB file, ``./.dagster_home_lake`` for a lake
+    (dagster.postgres.yaml where the variables it names are set, as
+    ``scripts/local_postgres.sh`` prints them; else dagster.yaml). A lake's runs never land in
+    the file's instance, whose UI would show them as the file's."""
     if os.environ.get("DAGSTER_HOME"):
         return Path(os.environ["DAGSTER_HOME"])
-    home = Path(".dagster_home").resolve()
+    lake = settings.is_lake
+    home = Path(".dagster_home_lake" if lake else ".dagster_home").resolve()
     home.mkdir(parents=True, exist_ok=True)
     if not (home / "dagster.yaml").exists():
-        for candidate in (Path("dagster.yaml"), PROJECT_ROOT / "dagster.yaml"):
-            if candidate.exists():
+        names = ["dagster.postgres.yaml", "dagster.yaml"] if lake else ["dagster.yaml"]
+        for candidate in (folder / name for name in names for folder in (Path("."), PROJECT_ROOT)):
+            if candidate.exists() and _variables_set(candidate):
                 shutil.copyfile(candidate, home / "dagster.yaml")
                 break
     return home
+
+
+def _variables_set(config: Path) -> bool:
+    """Whether every ``{env: NAME}`` of a Dagster instance file is set in the environment."""
+    names: list[str] = []
+
+    def collect(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("env"), str):
+                names.append(node["env"])
+            for value in node.values():
+                collect(value)
+        elif isinstance(node, list):
+            for value in node:
+                collect(value)
+
+    collect(yaml.safe_load(config.read_text(encoding="utf-8")))
+    return all(name in os.environ for name in names)
+
+
+def store_label(settings: Settings) -> str:
+    """The store of ``settings`` as a run's tag names it: a file's absolute path, a lake's
+    connection string with its password masked."""
+    if not settings.is_lake:
+        return str(Path(settings.database).resolve())
+    return _PASSWORD.sub(r"\1***", settings.database)
 
 
 def _alive(pid: int) -> bool:
@@ -57,8 +95,9 @@ class Launcher:
 
     def __init__(self, settings: Settings, keys: list[str], instance: Any = None) -> None:
         self.defs = build_definitions(settings)
+        self.store = store_label(settings)
         # The runs execute in this process, whose output is the user's terminal already.
-        self.instance: DagsterInstance = instance or instance_at(dagster_home(), capture_output=False)
+        self.instance: DagsterInstance = instance or instance_at(dagster_home(settings), capture_output=False)
         self._release_orphans()
         known = set(self.instance.get_dynamic_partitions(PLAN_DIMENSION))
         missing = [key for key in keys if key not in known]
@@ -94,7 +133,12 @@ class Launcher:
         """
         result = self.defs.resolve_job_def(job).execute_in_process(
             instance=self.instance,
-            tags={**range_tags(start, end), PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()},
+            tags={
+                **range_tags(start, end),
+                PID_TAG: str(os.getpid()),
+                HOST_TAG: socket.gethostname(),
+                STORE_TAG: self.store,
+            },
             run_config=_QUIET,
             raise_on_error=False,
         )
