@@ -13,6 +13,7 @@ without an outline: one section per page). PDFium is not thread-safe, so all cal
 
 from __future__ import annotations
 
+import re
 import threading
 from importlib.metadata import version
 
@@ -37,14 +38,25 @@ from chunking.parsers.pdf_layout import (
 
 __all__ = ["PARSER_VERSION", "parse"]
 
-PARSER_VERSION = "4"  # 4: an outline entry's place on its page ends a paragraph (pdf_layout.py)
+# 4: an outline entry's place on its page ends a paragraph (pdf_layout.py); 5: a grave accent on
+# no letter before a word is the opening quote LaTeX meant (‘frozen’), elsewhere dropped
+PARSER_VERSION = "5"
 LIBRARY = f"pypdfium2 {version('pypdfium2')}"
 _LOCK = threading.Lock()
 
 
+# A grave accent on no letter: how LaTeX's opening quote (`) comes out of some Type 1 fonts,
+# after a no-break space ("for \xa0\u0300frozen’"). Before a word it is that quote; elsewhere
+# it is dropped.
+_LOOSE_GRAVE = re.compile(r"(?<![^\W\d_])\u00a0?\u0300(\w?)")
+
+
 def _clean(text: str) -> str:
     # PDFium marks a soft hyphen it already joined with U+FFFE.
-    return text.replace("\ufffe", "").replace("\x00", "").replace("\f", " ").rstrip()
+    text = text.replace("\ufffe", "").replace("\x00", "").replace("\f", " ")
+    if "\u0300" in text:
+        text = _LOOSE_GRAVE.sub(lambda m: f"\u2018{m.group(1)}" if m.group(1) else "", text)
+    return text.rstrip()
 
 
 def _page_lines(textpage: pdfium.PdfTextPage) -> list[Line]:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pytest
+
 from chunking.chunkers.leveling import ParentChildChunker
 from chunking.chunkers.section import SectionChunker
 from chunking.document import Document, Unit
 from chunking.parsers import parse_bytes, parse_file
+from chunking.parsers.pdf import _clean
 from chunking.parsers.pdf_layout import (
     Line,
     OutlineEntry,
@@ -312,3 +315,17 @@ def test_pdf_short_cjk_line_ending_a_sentence_ends_its_paragraph() -> None:
     texts = [block.text for block in parts.body]
     assert texts[-1] == "2022年 11 月 29 日"
     assert texts[-2].endswith("神相对待。")
+
+
+@pytest.mark.parametrize(
+    ("line", "clean"),
+    [
+        # debian-faq.en.pdf: LaTeX's opening quote as a grave accent on a no-break space.
+        ("symlinks for \xa0\u0300frozen\u2019 packages", "symlinks for \u2018frozen\u2019 packages"),
+        ("\u0300start\u2019, \xa0\u0300stop\u2019", "\u2018start\u2019, \u2018stop\u2019"),
+        ("Why is it frozen\u2019? \u0300", "Why is it frozen\u2019?"),  # its word is on the next line
+        ("caf\u0065\u0300 cr\u0065\u0300me", "caf\u0065\u0300 cr\u0065\u0300me"),  # on a letter: an accent
+    ],
+)
+def test_a_grave_accent_on_no_letter_is_latexs_opening_quote(line: str, clean: str) -> None:
+    assert _clean(line) == clean
