@@ -25,6 +25,8 @@ from chunking.plans import leveler_for, plan_routes
 __all__ = ["add_arguments", "budget_of", "histogram", "main", "render_chunk", "run"]
 
 _BARS = 40
+# However narrow the line, a section label keeps this many characters before it is cut.
+_LABEL_MIN = 40
 
 
 def budget_of(chunker: BaseChunker) -> int | None:
@@ -32,8 +34,18 @@ def budget_of(chunker: BaseChunker) -> int | None:
     return getattr(chunker, "chunk_size", None)
 
 
+def _cut(text: str, room: int) -> str:
+    """``text``, or its start and ``...`` in ``room`` characters when it is longer."""
+    return text if len(text) <= room else text[: room - 3] + "..."
+
+
 def render_chunk(chunk: Chunk, width: int = 100, *, full: bool = False) -> str:
-    """One chunk as a line: index, tokens, kind, label, speakers or header flag, text start."""
+    """One chunk as a line: index, tokens, kind, speakers or header flag, label, text start.
+
+    The label gets half the room the other facts leave on a ``width`` line (all of it with
+    ``full``, where the text follows on its own lines), never under 40 characters; the text
+    start fills the rest of the line (at least 20 characters).
+    """
     facts = [
         f"#{chunk.index:<4}",
         f"{chunk.metadata.get('token_count', '?'):>5} tok",
@@ -52,14 +64,14 @@ def render_chunk(chunk: Chunk, width: int = 100, *, full: bool = False) -> str:
         facts.append("(not a slice)")
     label = chunk.section_label()
     if label:
-        facts.append(f"[{label if len(label) <= 40 else label[:37] + '...'}]")
+        left = width - len("  ".join(facts)) - len("  []")
+        facts.append(f"[{_cut(label, max(left if full else left // 2, _LABEL_MIN))}]")
     head = "  ".join(facts)
     if full:
         body = "\n".join("    " + line for line in chunk.contextual_text.splitlines())
         return f"{head}\n{body}"
     flat = " ".join(chunk.text.split())
-    room = max(width - len(head) - 3, 20)
-    return f"{head} | {flat if len(flat) <= room else flat[: room - 3] + '...'}"
+    return f"{head} | {_cut(flat, max(width - len(head) - 3, 20))}"
 
 
 def histogram(counts: Sequence[int], budget: int | None, buckets: int = 8) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
-__all__ = ["InboxFile", "InboxWalk", "file_name", "walk_inbox"]
+__all__ = ["InboxFile", "InboxWalk", "file_name", "require_inbox", "walk_inbox"]
 
 
 def file_name(uri: str) -> str:
@@ -51,15 +51,26 @@ class InboxWalk:
         return len(self.skipped_paths)
 
 
+def require_inbox(inbox: str | Path) -> Path:
+    """``inbox`` as a path, checked to be a folder (a command checks it before it creates a
+    store or launches a run).
+
+    Raises:
+        FileNotFoundError: ``inbox`` is not a folder; the message says how to set it.
+    """
+    path = Path(inbox)
+    if not path.is_dir():
+        raise FileNotFoundError(f"inbox {path} is not a folder; pass --inbox or set INGEST_INBOX")
+    return path
+
+
 def walk_inbox(inbox: str | Path) -> InboxWalk:
     """Walk ``inbox`` (resolved) for source files, never through a link.
 
     Raises:
         FileNotFoundError: ``inbox`` is not a folder; the message says how to set it.
     """
-    root_path = Path(inbox)
-    if not root_path.is_dir():
-        raise FileNotFoundError(f"inbox {root_path} is not a folder; pass --inbox or set INGEST_INBOX")
+    root_path = require_inbox(inbox)
     found: list[InboxFile] = []
     skipped: list[tuple[Path, str]] = []
     for root, dirs, files in os.walk(root_path.resolve(), followlinks=False):

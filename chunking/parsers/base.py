@@ -61,13 +61,15 @@ def build_document(
     )
 
 
-def no_text(source_uri: str, kind: str) -> ParseError:
-    """The error for a source that parsed but holds no text."""
-    return ParseError(
-        source_uri,
-        f"no text found in this {kind} file",
-        "check the file is not blank (a PDF without a text layer needs OCR first)",
-    )
+def no_text(source_uri: str, kind: str, hint: str = "") -> ParseError:
+    """The error for a source that parsed but holds no text; ``hint`` overrides the kind's."""
+    if not hint:
+        hint = (
+            "a PDF without a text layer (a scan) needs OCR first"
+            if kind == "pdf"
+            else "check the file is not blank: it holds only whitespace, markup or a byte-order mark"
+        )
+    return ParseError(source_uri, f"no text found in this {kind} file", hint)
 
 
 def title_from_uri(source_uri: str) -> str:

@@ -25,7 +25,7 @@ import re
 from collections import Counter
 
 from chunking.document import Document, Section, Unit, paragraph_spans
-from chunking.parsers.base import build_document, title_from_uri
+from chunking.parsers.base import build_document, no_text, title_from_uri
 from chunking.parsers.encoding import decode, normalize_newlines
 from chunking.parsers.limits import ParseLimits
 from chunking.parsers.plain_headings import (
@@ -139,6 +139,9 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             units.extend(_line_units(paragraph, start))
         else:
             units.append(Unit(text=paragraph, start=start, end=end))
+    if not units and dropped:
+        hint = f"every paragraph ({dropped}) is a page header, footer or page mark, which are left out"
+        raise no_text(source_uri, "text", hint)
 
     levels = plain_heading_levels([unit.text for unit in units])
     sections = _sections(units, levels)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 
@@ -24,8 +25,12 @@ HELP = "chunk ids that entered and left the current views, per run"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``ingest changes``."""
     parser.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
-    parser.add_argument("--since", metavar="RUN|TIME", help="only after this run's changes, or this UTC time")
-    parser.add_argument("--run", metavar="RUN", help="only this run's changes")
+    parser.add_argument(
+        "--since",
+        metavar="RUN|TIME",
+        help="only after this run's changes (its id or first 8+ characters), or this UTC time",
+    )
+    parser.add_argument("--run", metavar="RUN", help="only this run's changes (id or 8+ characters)")
     parser.add_argument("--plan", metavar="NAME", help="only this plan (a name of plans.yaml or a key)")
     parser.add_argument("--chunks", action="store_true", help="list every chunk id")
     parser.add_argument("--json", action="store_true", help="print one JSON object per line")
@@ -35,7 +40,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest changes``: the selected changes as text, or one JSON object a line.
 
     Raises:
-        CommandError: ``--since`` is neither a time nor a run that recorded changes; no store.
+        CommandError: ``--since`` is neither a time nor a run that recorded changes; a run
+            prefix is ambiguous; no store.
         UnknownPlan: ``--plan`` names no stored plan.
     """
     store = open_store(args.db, settings)
@@ -60,26 +66,69 @@ def parse_since_time(text: str) -> datetime | None:
     return moment
 
 
+# The start of a Dagster run id (a UUID) as the UI shows it: 8 hex characters, or more of the id.
+_RUN_PREFIX = re.compile(r"[0-9a-f]{8}[0-9a-f-]*")
+
+
+def _recorded_run(store: IngestStore, flag: str, text: str) -> tuple[str, datetime] | None:
+    """The run that recorded changes ``text`` names, with the end of its changes: the run whose
+    id is ``text``, or the one whose id starts with it (8 hex characters or more, as the Dagster
+    UI shows a run); None if no run that recorded changes is named.
+
+    Raises:
+        CommandError: ``text`` starts the ids of several runs; the message lists them.
+    """
+    prefix = text.lower()
+    runs = store.query(
+        'SELECT run_id, max("at") FROM chunk_changes WHERE run_id = ? OR (? AND starts_with(run_id, ?)) '
+        "GROUP BY run_id ORDER BY run_id",
+        [text, _RUN_PREFIX.fullmatch(prefix) is not None, prefix],
+    )
+    exact = [run for run in runs if run[0] == text]
+    if exact or len(runs) == 1:
+        run_id, end = (exact or runs)[0]
+        return run_id, end
+    if runs:
+        raise CommandError(
+            f"{flag} {text}: ambiguous, it starts the ids of {len(runs)} runs that recorded changes "
+            f"({', '.join(r for r, _ in runs)}); pass more of the run id"
+        )
+    return None
+
+
 def _since(store: IngestStore, text: str) -> datetime:
-    """The moment ``--since`` names: a time, or the end of a run's recorded changes."""
+    """The moment ``--since`` names: the end of a run's recorded changes (the run's id or a
+    unique prefix of it), or a time.
+
+    A run comes first: 8 hex digits can also read as a date (``20240115``), and a run whose id
+    starts with a date the user meant is all but impossible.
+    """
+    named = _recorded_run(store, "--since", text)
+    if named is not None:
+        return named[1]
     moment = parse_since_time(text)
-    if moment is not None:
-        return moment
-    (end,) = store.query('SELECT max("at") FROM chunk_changes WHERE run_id = ?', [text])[0]
-    if end is None:
+    if moment is None:
         raise CommandError(
             f"--since {text}: neither a time (YYYY-MM-DD[THH:MM[:SS]], UTC) nor a run that recorded "
-            "changes; `ingest changes` lists the runs (a run that changed nothing records none)"
+            "changes (its id, or 8 or more of its first characters); `ingest changes` lists the runs "
+            "(a run that changed nothing records none)"
         )
-    return end
+    return moment
 
 
 def read_changes(store: IngestStore, args: argparse.Namespace) -> list[ChunkChange]:
-    """The changes ``ingest changes`` selects with ``args`` (``since``, ``run``, ``plan``)."""
+    """The changes ``ingest changes`` selects with ``args`` (``since``, ``run``, ``plan``); a
+    run is named by its id or a unique prefix of it (8 hex characters or more).
+
+    Raises:
+        CommandError: ``--since`` names no time or run; a prefix starts several runs' ids.
+    """
     since = _since(store, args.since) if args.since else None
+    named = _recorded_run(store, "--run", args.run) if args.run else None
+    run_ids = [named[0] if named else args.run] if args.run else None  # no changes recorded: none
     plan_key = resolve_plan(store, args.plan) if args.plan else None
     with store.connect() as con:
-        return changes_since(con, since=since, run_ids=[args.run] if args.run else None, plan_key=plan_key)
+        return changes_since(con, since=since, run_ids=run_ids, plan_key=plan_key)
 
 
 def _document_names(store: IngestStore, changes: list[ChunkChange]) -> dict[str, str]:

@@ -4,13 +4,14 @@ Each command module has ``HELP`` (its line in ``ingest --help``), ``add_argument
 (its flags, on its subparser) and ``run(args) -> int`` (its exit code). :func:`main` turns
 the errors every command can meet into one line on stderr: an invalid plans file exits 2, bad
 input, a store or a run that failed exit 1, anything else exits 1 with a request to report it
-(``INGEST_DEBUG=1`` shows the traceback).
+(``INGEST_DEBUG=1`` shows the traceback); a closed stdout (``| head``) exits 1 without a word.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 from types import ModuleType
 
@@ -45,6 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stdout_to_devnull() -> None:
+    """Point stdout at ``os.devnull``, so what is left in its buffer goes nowhere at exit.
+
+    The recipe of Python's ``signal`` docs (note on SIGPIPE): Python ignores SIGPIPE, so a write
+    to a pipe whose reader exited raises :class:`BrokenPipeError`, and the flush at exit would
+    raise it again ("Exception ignored ... BrokenPipeError").
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ingest`` console script; returns the exit code.
 
@@ -52,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     objects it made to the process's end: the collector's passes over them at exit cost
     0.4-0.5 s once Dagster is loaded (its definitions, instance and runs), a tenth of a
     one-file edit. Exit handlers still run.
+
+    Output into a pipe whose reader left (``ingest plans | head -1``) ends the command quietly
+    with exit code 1, as Python itself exits on a broken pipe.
     """
     args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     settings: Settings | None = None
@@ -59,9 +75,14 @@ def main(argv: list[str] | None = None) -> int:
         # The one read of the environment: every command is given these settings.
         settings = Settings.from_env()
         code = int(args.handler(args, settings))
+        sys.stdout.flush()  # a closed pipe fails here, not in Python's flush at exit
         if argv is None:
             gc.freeze()
         return code
+    except BrokenPipeError:  # before OSError: the reader left (`ingest changes --json | head -1`)
+        if argv is None:
+            _stdout_to_devnull()
+        return 1
     except PlanError as error:
         print(f"ingest: invalid plans: {error}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from typing import Any
 
 from ingest_assets.cli.progress import show_progress
 from ingest_assets.engine.summary import RunSummary
+from ingest_assets.inbox import require_inbox
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import LIMIT_FLAGS, Settings
 
@@ -87,6 +88,7 @@ def run_pipeline(
 
     Raises:
         PlanError: The plans file is invalid.
+        FileNotFoundError: The inbox is not a folder (nothing was created or run).
         RuntimeError: A run failed; the message names the failed steps.
         ValueError: A setting is invalid; the message names it.
     """
@@ -99,6 +101,7 @@ def run_pipeline(
     given = {"inbox": inbox, "database": database, "plans_file": plans_file}
     settings = (settings or Settings.from_env()).updated(**{k: v for k, v in given.items() if v})
     plans = load_plans(settings.plans_file)
+    require_inbox(settings.inbox)  # before the store is created and Dagster is imported
     keys = [plan.key for plan in plans]
     view = IngestStore(settings.database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
     engine = IngestEngine(view, settings.inbox, plans, settings)

@@ -9,11 +9,12 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from ingest_assets.cli.common import CommandError, open_store
 from ingest_assets.inbox import file_name
 from ingest_assets.plans import PlanError, load_plans
 from ingest_assets.search import Hit, SearchError, plan_for, search, served_key
 from ingest_assets.settings import Settings
-from ingest_assets.store import IngestStore, StoreError
+from ingest_assets.store import StoreError
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -41,20 +42,21 @@ def _print(hits: list[Hit]) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest search``: the hits as text or JSON; 2 for an invalid plans file, 1 for a search
-    that cannot run (the message says why)."""
+    that cannot run (a blank query, no store file, no vectors: the message says why)."""
     try:
+        if not args.query.strip():
+            raise SearchError("the query is empty; pass the text to search for")
         if args.k <= 0:
             raise SearchError("-k must be a positive number of chunks")
         plans = load_plans(args.plans or settings.plans_file)
         plan = plan_for(plans, args.plan)
-        database = args.db or settings.database
-        store = IngestStore(database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
+        store = open_store(args.db, settings)  # read-only: a missing store is not created
         key, hits = search(store, plan, args.query, args.k)
         spec = served_key(store, plan)[1]
     except PlanError as error:
         print(f"ingest search: invalid plans: {error}", file=sys.stderr)
         return 2
-    except (SearchError, StoreError, OSError) as error:
+    except (CommandError, SearchError, StoreError, OSError) as error:
         print(f"ingest search: {error}", file=sys.stderr)
         return 1
     if args.json:

@@ -20,6 +20,7 @@ from typing import Any
 from ingest_assets.engine.keys import SHARDS, chunk_partition, stretches
 from ingest_assets.engine.results import StepResult
 from ingest_assets.engine.summary import read_step_results
+from ingest_assets.inbox import require_inbox
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, lake_lock
@@ -48,14 +49,16 @@ def run_shards(
 
     Raises:
         ValueError: A name is not a shard (00..07); the message lists them.
+        FileNotFoundError: The inbox is not a folder (nothing was created or run).
         RuntimeError: A run failed; the message names the failed steps.
     """
     unknown = [shard for shard in shards if shard not in SHARDS]
     if unknown:
         raise ValueError(f"unknown shards {unknown}: the shards are {', '.join(SHARDS)}")
+    keys = [plan.key for plan in load_plans(settings.plans_file)]
+    require_inbox(settings.inbox)  # before Dagster is imported and the store created
     from ingest_assets.defs.launch import Launcher
 
-    keys = [plan.key for plan in load_plans(settings.plans_file)]
     launcher = Launcher(settings, keys, instance)
     store = IngestStore(settings.database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
     report: dict[str, dict[str, StepResult]] = {}

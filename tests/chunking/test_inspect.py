@@ -74,3 +74,16 @@ def test_inspect_never_imports_the_pipeline() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_inspect_labels_use_the_room_the_width_gives() -> None:
+    """A wide line shows whole labels (half the room the other facts leave); the default and
+    narrow widths keep the 40-character cut; the text start fills the rest of the line."""
+    file = str(SAMPLE / "getting-started.md")
+    code, wide = run(file, "--plans", str(PLANS), "--level", "parents", "--width", "200")
+    assert code == 0
+    assert "[Getting started with the ingestion pipeline > Supported formats] | ## Supported" in wide
+    assert all(len(line) <= 200 for line in wide.splitlines() if line.startswith("#"))
+    for width in ("110", "60"):
+        code, narrow = run(file, "--plans", str(PLANS), "--level", "parents", "--width", width)
+        assert code == 0 and "[Getting started with the ingestion pi...] | " in narrow

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chunking.errors import ParseError
 from chunking.parsers import parse_bytes, parse_file
 from tests.example_budget import examples
 from tests.parsers.conftest import assert_exact_offsets
@@ -188,3 +189,33 @@ def test_text_outline_headings_label_only_what_follows(steps: list[int], bodies:
         assert section.units[0].content_kind == "heading"
         assert [u.content_kind for u in section.units[1:]] == ["text"]
     assert_exact_offsets(document)
+
+
+BLANK = "check the file is not blank: it holds only whitespace, markup or a byte-order mark"
+
+
+@pytest.mark.parametrize(
+    ("raw", "hint"),
+    [
+        (b"\xef\xbb\xbf", BLANK),
+        (b"\xef\xbb\xbf \n\n\t\n", BLANK),
+        (
+            b"Zeilenga      Standards Track      [Page 1]\n",
+            "every paragraph (1) is a page header, footer or page mark, which are left out",
+        ),
+    ],
+    ids=["bom", "bom-and-blanks", "furniture"],
+)
+def test_text_without_a_paragraph_gets_a_hint_for_a_text_file(raw: bytes, hint: str) -> None:
+    """Not the PDF's hint (no text layer, OCR): a text file has neither."""
+    with pytest.raises(ParseError) as info:
+        parse_bytes(raw, kind="text", source_uri="mem://only-bom.txt")
+    assert (info.value.reason, info.value.hint) == ("no text found in this text file", hint)
+    assert "PDF" not in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["markdown", "html", "csv"])
+def test_a_blank_file_of_any_kind_but_pdf_gets_no_ocr_hint(kind: str) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_bytes(b"\xef\xbb\xbf \n", kind=kind, source_uri=f"mem://blank.{kind}")
+    assert info.value.hint == BLANK
