@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import strategies as st
 
 from chunking import Document, Section, Span, Unit
@@ -165,13 +167,19 @@ def code_blocks(draw: st.DrawFn) -> str:
     return f"{fence}{language}\n" + "\n".join(line.rstrip() or "pass" for line in lines) + f"\n{fence}"
 
 
+# A line that opens or closes a fenced code block in Markdown: a Markdown paragraph or list item
+# never holds one (the parser would read a code block there), so the structured documents'
+# prose draws none.
+FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
+MARKDOWN_PARAGRAPH = PARAGRAPH.filter(lambda p: FENCE_LINE.search(p) is None)
+
 BLOCK = st.one_of(
-    PARAGRAPH.map(lambda p: ("text", p)),
+    MARKDOWN_PARAGRAPH.map(lambda p: ("text", p)),
     pipe_tables().map(lambda t: ("table", t)),
     code_blocks().map(lambda c: ("code", c)),
-    st.lists(SENTENCE, min_size=1, max_size=12).map(
-        lambda items: ("list", "\n".join(f"- {i}" for i in items))
-    ),
+    st.lists(SENTENCE, min_size=1, max_size=12)
+    .map(lambda items: ("list", "\n".join(f"- {i}" for i in items)))
+    .filter(lambda block: FENCE_LINE.search(block[1]) is None),
 )
 
 
@@ -182,7 +190,7 @@ def structured_documents(draw: st.DrawFn) -> Document:
     blocks: list[tuple[tuple[str, ...], str, str]] = []
     path: tuple[str, ...] = ()
     if draw(st.booleans()):
-        blocks.append(((), "text", draw(PARAGRAPH)))
+        blocks.append(((), "text", draw(MARKDOWN_PARAGRAPH)))
     for number in range(draw(st.integers(min_value=1, max_value=6))):
         depth = draw(st.integers(min_value=1, max_value=min(3, len(path) + 1)))
         title = f"Part {number} " + draw(st.sampled_from(["of the orchard", "data", "日本語の見出し", "x"]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from uuid import UUID
 
 import pytest
@@ -21,7 +20,7 @@ from chunking import (
 )
 from chunking.chunkers.tables import column_names
 from tests.chunking.invariants import check_flat, check_leveled
-from tests.chunking.strategies import chat_documents, structured_documents
+from tests.chunking.strategies import FENCE_LINE, chat_documents, structured_documents
 from tests.example_budget import examples
 
 SETTINGS = settings(
@@ -148,9 +147,6 @@ def test_chat_children_start_on_a_turn_or_inside_a_turn_over_budget(
         assert turn.start < start < turn.end
         assert leveled.child.count_tokens(document.text[turn.start : turn.end]) > budget
         assert child.contextual_text.startswith(f"{turn.speaker}: ")
-
-
-FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
 
 
 @pytest.mark.parametrize("tokenizer", TOKENIZERS)
