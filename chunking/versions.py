@@ -34,8 +34,9 @@ SPLITTER_VERSION = "6"
 # cut to the budget ends its chunk; 6: text chunk ids leave out the version and cover the text
 # (Chunk.id_for); 7: a unit over the budget is cut at the sentence end in reach where the topic
 # moves (packing.py, PackedSplitter.topic_cuts), not where the budget runs out; 8: a caption or
-# a line ending in a colon right before a table leads the table's first chunk
-SECTION_PACKER_VERSION = "8"
+# a line ending in a colon right before a table leads the table's first chunk; 9: a caption is
+# the word "Table" (or its like) and a number, not any line opening with the word
+SECTION_PACKER_VERSION = "9"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
 # 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row;

@@ -80,9 +80,9 @@ _COHESION_CHARS = 4 * MIN_WORDS
 # ends in a colon, of at most this many tokens (and a quarter of the budget); a paragraph that
 # ends in a full stop stays with the text before it.
 _LEAD_IN_TOKENS = 48
-_CAPTION = re.compile(
-    r"(?:table|tab\.|tabelle|tableau|tabla|tabella|таблица|表)\s*[\dA-Z][\w.-]*", re.IGNORECASE
-)
+# A caption is the word and a number ("Table 4.1.", "Table A.2", "表 4.2."), not any line that
+# opens with "Table" ("Tables are listed below.").
+_CAPTION = re.compile(r"(?:(?i:table|tab\.|tabelle|tableau|tabla|tabella|таблица)\s+|表\s*)(?:[A-Z]\.?)?\d")
 
 _KIND_OF_UNIT: dict[str, ContentKind] = {
     "code": "code",
