@@ -35,8 +35,9 @@ SPLITTER_VERSION = "6"
 # (Chunk.id_for); 7: a unit over the budget is cut at the sentence end in reach where the topic
 # moves (packing.py, PackedSplitter.topic_cuts), not where the budget runs out; 8: a caption or
 # a line ending in a colon right before a table leads the table's first chunk; 9: a caption is
-# the word "Table" (or its like) and a number, not any line opening with the word
-SECTION_PACKER_VERSION = "9"
+# the word "Table" (or its like) and a number, not any line opening with the word; 10: a list
+# unit over the budget is cut between its items before it is cut at a sentence end inside one
+SECTION_PACKER_VERSION = "10"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
 # 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row;

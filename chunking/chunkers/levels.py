@@ -4,7 +4,9 @@ Each level is a pattern whose matches end at a cut point (the delimiter stays wi
 before it). A text is cut at the first level that cuts it at all; a part still over the budget
 is cut at the next level. Prose prefers paragraphs, then sentences, then line ends, then clauses,
 then words: a hard-wrapped paragraph ends its pieces at sentence ends, not at the line ends the
-wrapping put anywhere. CJK stops (``。！？``, and ``；：、，`` as clause marks) are cut points
+wrapping put anywhere. A list prefers its items to sentences: a release note's item
+("Fix the parser. PR #12 by @ann.") is not cut after its first sentence while an item boundary
+is in reach. CJK stops (``。！？``, and ``；：、，`` as clause marks) are cut points
 that need no space after them, so Chinese and Japanese text is cut at its own punctuation before
 it is cut between single characters. Code keeps to its own lines: blank lines, lines, words.
 A part no level cuts is cut between characters (:func:`chunking.chunkers.packing.cut_exactly`).
@@ -15,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ABBREVIATIONS", "CODE_LEVELS", "PROSE_LEVELS", "SENTENCE", "Level", "levels_for"]
+__all__ = ["ABBREVIATIONS", "CODE_LEVELS", "LIST_LEVELS", "PROSE_LEVELS", "SENTENCE", "Level", "levels_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,10 @@ class Level:
 #              or one of ABBREVIATIONS: "Mr.", "Dr.", "vs."); or a stop written apart after a
 #              word (" . ", tokenized text such as WikiText-103) that no other stop follows;
 #              or a run of CJK stops anywhere, with its closers;
+#   top item:  a line end before a list item's marker ("-", "*", "+", "•", "1." or "1)" and a
+#              space or tab) at the line's start, so a nested list stays with its item
+#              ("\n(?=(?:[-*+•]|[0-9]{1,9}[.)])[ \t])"); then
+#   item:      the same at any indentation ("\n(?=[ \t]*(?:[-*+•]|[0-9]{1,9}[.)])[ \t])");
 #   clause:    a comma, semicolon or colon before whitespace; a dash between whitespace; or a
 #              run of CJK clause marks ("[,;:](?=\s)", "\s[-–—]+(?=\s)", "[；：、，]+").
 # tests/chunking/test_levels.py holds these readable forms and proves the matches are the same.
@@ -71,6 +77,8 @@ _SENTENCE = Level(
     ),
 )
 _LINE = Level("line", re.compile(r"\n"))
+_TOP_ITEM = Level("top item", re.compile(r"\n(?=(?:[-*+•]|[0-9]{1,9}[.)])[ \t])"))
+_ITEM = Level("item", re.compile(r"\n(?=[ \t]*(?:[-*+•]|[0-9]{1,9}[.)])[ \t])"))
 _CLAUSE = Level(
     "clause",
     re.compile(r"[,;:；：、，\s](?:(?<=[,;:])(?=\s)|(?<=\s)[-–—]+(?=\s)|(?<=[；：、，])[；：、，]*)"),
@@ -80,9 +88,13 @@ _WORD = Level("word", re.compile(r"\s+"))
 PROSE_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _SENTENCE, _LINE, _CLAUSE, _WORD)
 # The level whose cuts may follow the topic (PackedSplitter.topic_cuts).
 SENTENCE = _SENTENCE
+LIST_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _TOP_ITEM, _ITEM, *PROSE_LEVELS[1:])
 CODE_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _LINE, _WORD)
 
 
 def levels_for(content_kind: str) -> tuple[Level, ...]:
-    """The levels for a unit's content kind: code keeps to lines, everything else is prose."""
-    return CODE_LEVELS if content_kind == "code" else PROSE_LEVELS
+    """The levels for a unit's content kind (a parser's unit kind, ``list`` included): code
+    keeps to lines, a list to its items, everything else is prose."""
+    if content_kind == "code":
+        return CODE_LEVELS
+    return LIST_LEVELS if content_kind == "list" else PROSE_LEVELS

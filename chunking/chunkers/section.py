@@ -58,7 +58,7 @@ from chunking.chunkers.drafts import (
     render,
     separator,
 )
-from chunking.chunkers.levels import levels_for
+from chunking.chunkers.levels import Level, levels_for
 from chunking.chunkers.overlap import add_context_before
 from chunking.chunkers.packing import PackedSplitter, TextPiece
 from chunking.chunkers.recursive import RecursiveChunker
@@ -302,7 +302,9 @@ class SectionChunker(BaseChunker):
                 if unit.clipped_from is not None:
                     self._fence(unit, [piece])
                 if tokens > size:
-                    pieces = self._split_pieces(packer, unit.text, unit.start, pages, kind, path, tokens)
+                    pieces = self._split_pieces(
+                        packer, unit.text, unit.start, pages, kind, path, tokens, levels_for(content_kind)
+                    )
                     if not pieces:
                         continue
                     parted = len(pieces) > 1
@@ -416,7 +418,7 @@ class SectionChunker(BaseChunker):
         gap = separator(document.text, lead.pieces[-1], first)
         count = packer.tokenizer.count
         room = self.chunk_size - lead.tokens - count(gap)
-        levels = levels_for(piece.kind)
+        levels = levels_for(piece.kind if unit is None else unit.content_kind)
         while room >= 4:
             cut = packer.split(first.text, None, levels=levels, size=room)
             head = self._offset_piece(first, cut[0])
@@ -426,7 +428,9 @@ class SectionChunker(BaseChunker):
                 out.append(candidate)
                 rest_of_first = first.text[cut[0].end :]
                 base = None if first.start is None else first.start + cut[0].end
-                rest = self._split_pieces(packer, rest_of_first, base, first.pages, first.kind, first.path)
+                rest = self._split_pieces(
+                    packer, rest_of_first, base, first.pages, first.kind, first.path, levels=levels
+                )
                 rest += parts[1:]
                 if unit is not None:
                     self._fence(unit, [head, *rest])
@@ -453,8 +457,11 @@ class SectionChunker(BaseChunker):
         kind: ContentKind,
         path: tuple[str, ...],
         tokens: int | None = None,
+        levels: tuple[Level, ...] | None = None,
     ) -> list[Piece]:
-        """Split an oversized text into trimmed pieces; offsets are shifted by ``base``."""
+        """Split an oversized text into trimmed pieces; offsets are shifted by ``base``. The
+        cut levels are ``levels``, or those of the pieces' ``kind`` (a list unit's pieces are
+        text pieces, so their unit's levels are passed)."""
         return [
             Piece(
                 part.text,
@@ -465,7 +472,7 @@ class SectionChunker(BaseChunker):
                 path,
                 part.token_count,
             )
-            for part in packer.split(text, tokens, levels=levels_for(kind))
+            for part in packer.split(text, tokens, levels=levels or levels_for(kind))
         ]
 
     # ----------------------------------------------------------------------------- tables

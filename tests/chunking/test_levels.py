@@ -1,4 +1,5 @@
-"""Cut preferences of a unit over its budget: paragraph, sentence, line, clause, word; CJK stops."""
+"""Cut preferences of a unit over its budget: paragraph, sentence, line, clause, word; CJK stops;
+list items before sentences."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunking import Document, RecursiveChunker, SectionChunker, parse_file
-from chunking.chunkers.levels import ABBREVIATIONS, CODE_LEVELS, PROSE_LEVELS
+from chunking import Document, RecursiveChunker, SectionChunker, parse_bytes, parse_file
+from chunking.chunkers.levels import ABBREVIATIONS, CODE_LEVELS, LIST_LEVELS, PROSE_LEVELS
 from chunking.chunkers.recursive import _trim
 from tests.example_budget import examples
 
@@ -116,6 +117,8 @@ READABLE = {
         r"|(?:[。！？]+[」』”’）】]*)"
     ),
     "line": re.compile(r"\n"),
+    "top item": re.compile(r"(?:\n)(?=(?:-|\*|\+|•|[0-9]{1,9}\.|[0-9]{1,9}\))(?:[ ]|\t))"),
+    "item": re.compile(r"(?:\n)(?=(?:[ ]|\t)*(?:-|\*|\+|•|[0-9]{1,9}\.|[0-9]{1,9}\))(?:[ ]|\t))"),
     "clause": re.compile(r"(?:[,;:](?=\s))|(?:\s[-–—]+(?=\s))|(?:[；：、，]+)"),
     "word": re.compile(r"\s+"),
 }
@@ -187,6 +190,13 @@ LEVEL_TEXT = st.lists(
             " . ",
             "war . ",
             " . . ",
+            "\n- ",
+            "\n  * ",
+            "\n12. ",
+            "\n3)\t",
+            "\n+",
+            "•",
+            "٣. ",
         ]
     ),
     min_size=1,
@@ -201,7 +211,7 @@ def test_levels_match_exactly_as_their_readable_forms(text: str, data: st.DataOb
     searches sub-spans of a unit (lookbehinds see the text before the start position)."""
     start = data.draw(st.integers(0, len(text)))
     end = data.draw(st.integers(start, len(text)))
-    for level in (*PROSE_LEVELS, *CODE_LEVELS):
+    for level in (*PROSE_LEVELS, *CODE_LEVELS, *LIST_LEVELS):
         expected = [m.span() for m in READABLE[level.name].finditer(text, start, end)]
         assert [m.span() for m in level.pattern.finditer(text, start, end)] == expected, level.name
 
@@ -258,3 +268,69 @@ def test_stops_written_apart_end_sentences_but_dot_leaders_do_not() -> None:
     leader = "Contents 1 . . . . 5 and more words after it"
     pattern = next(level.pattern for level in PROSE_LEVELS if level.name == "sentence")
     assert not list(pattern.finditer(leader))
+
+
+RELEASE_NOTES = "## Changes\n\n" + "\n".join(
+    f"* Fix the {name} reader. PR [#{number}](https://example.org/pull/{number}) by @ann."
+    for number, name in enumerate(["csv", "json", "toml", "yaml", "ini", "xml", "html", "pdf", "rst"], 100)
+)
+
+
+def test_a_list_over_its_budget_is_cut_between_items_not_after_an_items_first_sentence() -> None:
+    """A release note's items end in "PR [#n](...) by @ann.": cut at sentences, chunks began
+    with "PR [" (134 of the children of FastAPI's release notes did)."""
+    document = parse_bytes(RELEASE_NOTES.encode(), kind="markdown", source_uri="mem://notes.md")
+    assert [unit.content_kind for section in document.sections for unit in section.units] == [
+        "heading",
+        "list",
+    ]
+    chunks = SectionChunker(chunk_size=64, tokenizer="cl100k_base").chunk(document)
+    assert len(chunks) >= 3
+    items = [line for line in RELEASE_NOTES.splitlines() if line.startswith("* ")]
+    for chunk in chunks:
+        lines = [line for line in chunk.text.splitlines() if line and not line.startswith("#")]
+        assert lines and all(line in items for line in lines), chunk.text
+
+
+ITEMS = st.lists(
+    st.tuples(
+        st.sampled_from(["- ", "* ", "+ ", "1. ", "2) ", "  - "]),
+        st.lists(
+            st.text(alphabet="abcdefgh ", min_size=2, max_size=14).map(lambda s: s.strip() or "x"),
+            min_size=1,
+            max_size=3,
+        ),
+    ),
+    min_size=2,
+    max_size=14,
+)
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(items=ITEMS, budget=st.integers(min_value=50, max_value=160))
+def test_list_chunks_hold_whole_items_when_each_item_fits(items: list, budget: int) -> None:
+    """Every chunk of a list whose items each fit the budget is a run of whole items."""
+    lines = [marker + " ".join(w.capitalize() + "." for w in sentences) for marker, sentences in items]
+    lines = [line for line in lines if len(line) <= budget]
+    if not lines or lines[0].startswith(" "):
+        lines.insert(0, "- First item.")
+    text = "\n".join(lines)
+    document = parse_bytes(text.encode(), kind="markdown", source_uri="mem://list.md")
+    units = [u for s in document.sections for u in s.units]
+    chunks = SectionChunker(chunk_size=budget, tokenizer="character").chunk(document)
+    assert "".join("".join(c.text.split()) for c in chunks) == "".join("".join(u.text.split()) for u in units)
+    for chunk in chunks:
+        for line in filter(str.strip, chunk.text.splitlines()):
+            assert line.strip() in {entry.strip() for entry in lines}, (chunk.text, lines)
+
+
+def test_a_nested_list_stays_with_its_item_while_the_item_fits() -> None:
+    items = [
+        "* Dependencies with yield.\n    * New docs for context managers.\n    * PR [#595](https://example.org/595).",
+        "* Security scopes.\n    * Updated docs for OAuth2.\n    * PR [#601](https://example.org/601).",
+        "* Background tasks.\n    * New docs for startup events.\n    * PR [#607](https://example.org/607).",
+    ]
+    text = "\n".join(items)
+    document = parse_bytes(text.encode(), kind="markdown", source_uri="mem://nested.md")
+    chunks = SectionChunker(chunk_size=max(map(len, items)) + 10, tokenizer="character").chunk(document)
+    assert [c.text for c in chunks] == items
