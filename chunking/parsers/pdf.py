@@ -39,8 +39,10 @@ from chunking.parsers.pdf_layout import (
 __all__ = ["PARSER_VERSION", "parse"]
 
 # 4: an outline entry's place on its page ends a paragraph (pdf_layout.py); 5: a grave accent on
-# no letter before a word is the opening quote LaTeX meant (‘frozen’), elsewhere dropped
-PARSER_VERSION = "5"
+# no letter before a word is the opening quote LaTeX meant (‘frozen’), elsewhere dropped; 6: a
+# two-dot leader after a "?" is a contents line, and on a contents page only a line above its
+# first entry is taken for its title (the end of the text above a "Change History" is not)
+PARSER_VERSION = "6"
 LIBRARY = f"pypdfium2 {version('pypdfium2')}"
 _LOCK = threading.Lock()
 

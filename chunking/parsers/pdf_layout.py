@@ -54,7 +54,9 @@ _FOOTNOTE_MARK = re.compile(r"^(\d{1,3}(?!\d)|[*†‡§¶])")
 _PAGES = r"[\dIVXLCDMivxlcdm]{1,6}(?:\s*[–-]\s*\d{1,4})?(?:\s*,\s*\d{1,4}(?:\s*[–-]\s*\d{1,4})?)*,?"
 # Contents and index lines: a dot leader before page numbers ("2.3 Data . . . . 11"), an index
 # entry ("apt, 37", "\\caption 157, 159"), a run-on list of pages ("218, 224,"), a letter heading.
-_DOT_LEADER = re.compile(rf"(?:\.\s?){{3,}}\s*{_PAGES}\s*$")
+# Three dots or more, or two written apart after a space (a title ending in "?" or "." leaves
+# room for only two: "... on top of it? . . 59").
+_DOT_LEADER = re.compile(rf"(?:(?:\.\s?){{3,}}|\s\.\s\.)\s*{_PAGES}\s*$")
 _INDEX_ENTRY = re.compile(
     rf"^\S.{{0,60}}?,\s*{_PAGES}\s*$"  # apt, 37
     rf"|^,\s*{_PAGES}\s*$"  # , 37 (a subentry)
@@ -332,20 +334,23 @@ def mark_contents(parts: PageParts) -> int:
     """Give the kind ``toc`` to contents and index units of a page; return how many.
 
     A page whose lines are a third or more contents lines is a contents or index page: its units
-    are marked but for prose (three lines or more, none an entry). Elsewhere a unit is marked
-    when half or more of its lines (and at least two) are.
+    are marked but for prose (three lines or more, none an entry) and, above the page's first
+    entry, anything longer than a line (a title is a line; the end of a chapter's text or code
+    above a "Change History" or "Index" is not). Elsewhere a unit is marked when half or more of
+    its lines (and at least two) are.
     """
     lines = [line for block in parts.body for line in block.text.split("\n") if line.strip()]
     flags = contents_lines(lines)
     whole_page = sum(flags) >= 3 and sum(flags) * 3 >= len(lines)
+    first_entry = flags.index(True) if whole_page else 0
     marked = 0
     position = 0
     for block in parts.body:
         count = sum(1 for line in block.text.split("\n") if line.strip())
         hits = sum(flags[position : position + count])
         position += count
-        # On a contents page, prose (three lines or more without an entry) stays text.
-        if (whole_page and (hits or count <= 2)) or (hits >= 2 and hits * 2 >= count):
+        loose = count == 1 or (count == 2 and position > first_entry)
+        if (whole_page and (hits or loose)) or (hits >= 2 and hits * 2 >= count):
             block.kind = "toc"
             marked += 1
     return marked

@@ -13,11 +13,14 @@ from chunking.document import Document, Unit
 from chunking.parsers import parse_bytes, parse_file
 from chunking.parsers.pdf import _clean
 from chunking.parsers.pdf_layout import (
+    Block,
     Line,
     OutlineEntry,
+    PageParts,
     body_size,
     contents_lines,
     join_across_pages,
+    mark_contents,
     page_blocks,
     running_lines,
     section_paths,
@@ -231,6 +234,35 @@ def test_contents_lines_recognise_dot_leaders_and_index_entries() -> None:
         "prose line",
     ]
     assert contents_lines(lines) == [True, True, True, True, False]
+
+
+def test_a_two_dot_leader_after_a_question_is_a_contents_line() -> None:
+    """debian-faq's contents: a long question leaves room for two dots before its page."""
+    lines = [
+        "GNU/Linux for the guts of a Linux system and add my own applications on top of it? . . 59",
+        "and that is the end of it, etc. . 59",
+        "see the note. 5",
+    ]
+    assert contents_lines(lines) == [True, False, False]
+
+
+def test_on_a_contents_page_only_a_title_above_the_first_entry_is_marked() -> None:
+    """booktabs' "Change History" page begins with the last lines of the code listing and of
+    a paragraph: they stay text; the title line and the entries are contents."""
+    texts = [
+        "current \\cmidrule, and if so set the flag. Otherwise, \\morecmidrules itself does\nnothing.",
+        "149 \\def\\morecmidrules{\\noalign{\\relax}}\n150 h/packagei",
+        "Change History",
+        "v1.618 \\@xcmidrule: Change to . . . . . . . 15",
+        "General: Remove\n\\@cmidrulewidth . . . . . . . . . 10",
+        "\\toprule: Change . . . . . . . . . 11",
+        "v1.61803\n\\@BTrule: Restore",
+        "\\@cmidrulea: add colortbl . . . . 12",
+        "(Herbert Voss) . . . . . . . . . . . 11",
+    ]
+    parts = PageParts(body=[Block(text=text, page=16) for text in texts])
+    assert mark_contents(parts) == 7
+    assert [block.kind for block in parts.body] == ["text", "text", *["toc"] * 7]
 
 
 def _cjk_pages() -> list[list[Line]]:
