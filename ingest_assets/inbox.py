@@ -4,8 +4,9 @@ Only regular, non-hidden files inside the inbox are sources. ``os.walk`` does no
 linked folders; a linked file would resolve to its target (possibly outside the inbox, or a
 second name of an inbox file) and a FIFO would block a read, so links and special files are
 skipped and counted, using ``lstat`` (which does not follow links and, of a regular file, is
-its stat). Names that are not valid UTF-8 are skipped too (the store holds names as text). A
-file that vanishes during the walk is skipped; nothing here raises for one file.
+its stat). Names that are not valid UTF-8 are skipped too (the store holds names as text), and
+so is a folder that cannot be listed. A file that vanishes during the walk is skipped; nothing
+here raises for one entry.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class InboxFile:
 @dataclass(frozen=True)
 class InboxWalk:
     """What one walk found: source files sorted by path, and the entries it skipped (each
-    path with why, for people to read)."""
+    path with why, for people to read), sorted by path."""
 
     files: tuple[InboxFile, ...]
     skipped_paths: tuple[tuple[Path, str], ...] = ()
@@ -73,7 +74,11 @@ def walk_inbox(inbox: str | Path) -> InboxWalk:
     root_path = require_inbox(inbox)
     found: list[InboxFile] = []
     skipped: list[tuple[Path, str]] = []
-    for root, dirs, files in os.walk(root_path.resolve(), followlinks=False):
+
+    def unlisted(error: OSError) -> None:
+        skipped.append((Path(error.filename), "a folder that cannot be listed (check its permissions)"))
+
+    for root, dirs, files in os.walk(root_path.resolve(), onerror=unlisted, followlinks=False):
         links = [d for d in dirs if not d.startswith(".") and os.path.islink(os.path.join(root, d))]
         skipped += [(Path(root, d), "a link to a folder (links are never followed)") for d in links]
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in links]
@@ -100,4 +105,4 @@ def walk_inbox(inbox: str | Path) -> InboxWalk:
                 continue
             found.append(InboxFile(path, stat))
     found.sort(key=lambda f: f.path)
-    return InboxWalk(tuple(found), tuple(skipped))
+    return InboxWalk(tuple(found), tuple(sorted(skipped)))

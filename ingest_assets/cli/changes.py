@@ -9,7 +9,7 @@ import re
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 
-from ingest_assets.cli.common import CommandError, open_store
+from ingest_assets.cli.common import CommandError, add_db_option, open_store
 from ingest_assets.inbox import file_name
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
@@ -24,7 +24,7 @@ HELP = "chunk ids that entered and left the current views, per run"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``ingest changes``."""
-    parser.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
+    add_db_option(parser)
     parser.add_argument(
         "--since",
         metavar="RUN|TIME",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ingest_assets.cli.common import open_store
+from ingest_assets.cli.common import add_db_option, open_store
 from ingest_assets.settings import Settings
 from ingest_assets.store.plan_names import resolve_plan
 
@@ -17,7 +17,7 @@ HELP = "write a plan's chunks, graph nodes and edges to a folder"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``ingest export``."""
-    parser.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
+    add_db_option(parser)
     parser.add_argument("--plan", metavar="NAME", required=True, help="a plan name or key")
     parser.add_argument("--format", default="parquet", help="parquet (default), jsonl, graphml or neo4j-csv")
     parser.add_argument("--out", metavar="DIR", required=True, help="a new or empty folder")

@@ -8,44 +8,45 @@ import argparse
 import json
 from typing import Any
 
-from ingest_assets.cli.common import CommandError, open_store
+from ingest_assets.cli.common import INBOX_HELP, PLANS_HELP, CommandError, add_db_option, open_store
 from ingest_assets.plans import Plan, load_plans
 from ingest_assets.settings import Settings
 
-__all__ = ["HELP", "add_arguments", "plan_states_text", "run"]
+__all__ = ["HELP", "add_arguments", "file_key_state", "plan_states_text", "run"]
 
 HELP = "list plan keys with their settings"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``ingest plans``."""
-    parser.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
+    parser.add_argument("--plans", metavar="FILE", help=PLANS_HELP)
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
         "--diff", action="store_true", help="what a run would parse, create and reuse (no write)"
     )
-    parser.add_argument(
-        "--db", help="the store whose plan states to show (default $INGEST_DUCKDB or data/ingest.duckdb)"
-    )
-    parser.add_argument(
-        "--inbox", help="with --diff: folder of sources (default $INGEST_INBOX or data/sample)"
-    )
+    add_db_option(parser)
+    parser.add_argument("--inbox", metavar="DIR", help=f"with --diff: {INBOX_HELP}")
+
+
+def file_key_state(state: str | None, ready: int, total: int) -> str:
+    """The state in the store of a key the plans file names, as people read it, from
+    ``IngestStore.plan_progress``: live; building, with ``ready`` of ``total`` documents ready;
+    retired (it served before, and its sets are stored); or not in the store yet."""
+    if state == "building":
+        return f"building: {ready} of {total} documents ready; the views switch to it when all are"
+    if state == "retired":
+        return "retired (stored: the next run serves it again, reusing its stored sets)"
+    return state or "not in the store yet (the next run builds it)"
 
 
 def plan_states_text(database: str | None, plans: list[Plan], settings: Settings) -> dict[str, str]:
-    """Each plan key's state in the store as people read it: the file's keys (live, building
-    with how many documents are ready, retired, or not in the store yet), then the stored keys
-    the file does not name (empty: no store)."""
+    """Each plan key's state in the store as people read it: the file's keys
+    (:func:`file_key_state`), then the stored keys the file does not name (empty: no store)."""
     try:
         store = open_store(database, settings)
     except CommandError:
         return {}
-    states = {}
-    for plan in plans:
-        state, ready, total = store.plan_progress(plan.key, plan.kinds)
-        if state == "building":
-            state = f"building: {ready} of {total} documents ready; the views switch to it when all are"
-        states[plan.key] = state or "not in the store yet (the next run builds it)"
+    states = {plan.key: file_key_state(*store.plan_progress(plan.key, plan.kinds)) for plan in plans}
     wanted = {plan.key for plan in plans}
     for key, stored in sorted(store.plan_states().items()):
         if key in wanted:

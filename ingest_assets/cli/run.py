@@ -17,6 +17,7 @@ import json
 import time
 from typing import Any
 
+from ingest_assets.cli.common import add_source_options, warn_skipped
 from ingest_assets.cli.progress import show_progress
 from ingest_assets.engine.summary import RunSummary
 from ingest_assets.inbox import require_inbox
@@ -30,9 +31,7 @@ HELP = "ingest the inbox for every plan (through Dagster)"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``ingest run``."""
-    parser.add_argument("--inbox", help="folder of sources (default $INGEST_INBOX or data/sample)")
-    parser.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
-    parser.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
+    add_source_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each step's progress on stderr")
     for flag, variable, what in (
@@ -44,7 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    """``ingest run``: run what has work, print the summary (text, or JSON with ``--json``).
+    """``ingest run``: run what has work, print the summary (text, or JSON with ``--json``),
+    and name on stderr the inbox entries the scan skipped (every time: they are no work, so
+    with nothing else to do no run names them).
 
     Raises:
         ValueError: A ``--max-*`` limit is not positive, or a setting is invalid.
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(summary.to_json(), sort_keys=True))
     else:
         print("\n".join(summary.lines()))
+    warn_skipped("run", summary.skipped)
     return 0
 
 

@@ -9,7 +9,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from ingest_assets.cli.common import CommandError, open_store
+from ingest_assets.cli.common import PLANS_HELP, CommandError, add_db_option, open_store
 from ingest_assets.inbox import file_name
 from ingest_assets.plans import PlanError, load_plans
 from ingest_assets.search import Hit, SearchError, plan_for, search, served_key
@@ -26,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", help="the text to search for")
     parser.add_argument("--plan", help="plan name or key (default: 'default', else the first that embeds)")
     parser.add_argument("-k", type=int, default=10, help="how many chunks (default 10)")
-    parser.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
-    parser.add_argument("--plans", help="plans file (default $INGEST_PLANS or plans.yaml)")
+    add_db_option(parser)
+    parser.add_argument("--plans", metavar="FILE", help=PLANS_HELP)
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 

@@ -2,8 +2,9 @@
 (or machines) writing a DuckLake store at once (docs/scale-out.md).
 
 It runs the documents job, then the chunks job of every plan, over the shards named (all
-without one; one run of each per stretch of consecutive shards), on the store and instance of
-the environment (``INGEST_*``, ``DAGSTER_HOME``), and prints one JSON object: per stretch, what
+without one; one run of each per stretch of consecutive shards), on the store, inbox and plans
+file of ``--db``, ``--inbox`` and ``--plans`` (as ``ingest run``; default the environment's
+``INGEST_*``) and the instance of ``DAGSTER_HOME``, and prints one JSON object: per stretch, what
 each step did as the store recorded it (``step_results``), and under ``write_lock`` the seconds
 the process waited for the lake's write locks and held them. Shards partition the documents, so
 runs of different shards share no row and write in parallel, and runs of all eight shards leave
@@ -17,6 +18,7 @@ import json
 import sys
 from typing import Any
 
+from ingest_assets.cli.common import add_source_options
 from ingest_assets.engine.keys import SHARDS, chunk_partition, stretches
 from ingest_assets.engine.results import StepResult
 from ingest_assets.engine.summary import read_step_results
@@ -35,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "shards", nargs="*", metavar="SHARD", help=f"shards to run ({SHARDS[0]}..{SHARDS[-1]}; default all)"
     )
+    add_source_options(parser)
 
 
 def run_shards(
@@ -75,12 +78,15 @@ def run_shards(
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    """``ingest shards``: the report as one JSON object; 1 (message on stderr) on a bad shard
-    or a failed run."""
+    """``ingest shards``: the report as one JSON object (each run's scan step names in its log,
+    on stderr, the inbox entries it skipped); 1 (message on stderr) on a bad shard or a failed
+    run."""
+    settings = settings.updated(inbox=args.inbox, database=args.db, plans_file=args.plans)
+    shards = args.shards or list(SHARDS)
     try:
         report: dict[str, Any] = {
             stretch: {name: vars(result) for name, result in results.items()}
-            for stretch, results in run_shards(settings, args.shards or list(SHARDS)).items()
+            for stretch, results in run_shards(settings, shards).items()
         }
         # On a lake: the seconds this process waited for write locks and held them, alone
         # (whole-store transactions) or beside other shards' writers; ``serial`` is the part of

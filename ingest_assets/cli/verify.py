@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ingest_assets.cli.common import open_store
+from ingest_assets.cli.common import add_db_option, open_store
 from ingest_assets.settings import Settings
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -16,7 +16,7 @@ HELP = "check every stored chunk set against the chunk contract (exit 1 on a vio
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``ingest verify``."""
-    parser.add_argument("--db", help="DuckDB file (default $INGEST_DUCKDB or data/ingest.duckdb)")
+    add_db_option(parser)
     parser.add_argument("--json", action="store_true", help="print the violations by rule as JSON")
 
 

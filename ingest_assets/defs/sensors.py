@@ -35,6 +35,11 @@ that served keep theirs, with their history.
    it when the documents run has ended. Its steps ask the store for their work when they run, so
    it chunks what the documents run wrote; without it an edit waited a further tick. On an
    instance without that limit the chunk runs wait for the next tick, as before.
+
+Inbox entries the scan skips (links, pipes and other special files, names that are not UTF-8,
+folders that cannot be listed) are no work, so no run names them: the first tick that reads the
+pending work after they appear logs them as one warning, and again only when they change (the
+sensor's cursor holds a digest of the set it warned about last; empty: none).
 """
 
 import hashlib
@@ -68,6 +73,7 @@ from ingest_assets.defs.private import (
 from ingest_assets.defs.resources import DuckDBStore
 from ingest_assets.engine import SHARDS, IngestEngine
 from ingest_assets.engine.keys import chunk_partition, is_chunk_partition, plan_and_shard, stretches
+from ingest_assets.engine.scan import SKIPPED_SHOWN
 from ingest_assets.plans import Plan, PlanError
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, StoreError
@@ -244,9 +250,27 @@ def plans_tick(context: SensorEvaluationContext, store: DuckDBStore) -> SensorRe
     return SensorResult(dynamic_partitions_requests=requests, asset_events=[*forecasts, *observed])
 
 
+def _warn_skipped(context: SensorEvaluationContext, lines: list[str]) -> None:
+    """Log the inbox entries the scan skipped (``Pending.skipped``) as one warning, unless the
+    sensor's cursor says the same set was warned about already; the cursor becomes the set's
+    digest (empty: none)."""
+    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16] if lines else ""
+    if digest == (context.cursor or ""):
+        return
+    if lines:
+        more = len(lines) - SKIPPED_SHOWN
+        context.log.warning(
+            f"{len(lines)} inbox entries are skipped and never read (links, pipes and other special "
+            "files, names that are not UTF-8, folders that cannot be listed):\n"
+            + "\n".join(lines[:SKIPPED_SHOWN])
+            + (f"\n... and {more} more" if more > 0 else "")
+        )
+    context.update_cursor(digest)
+
+
 def ingest_tick(context: SensorEvaluationContext, store: DuckDBStore) -> SensorResult | SkipReason:
     """Launch a run for each stretch of partitions the store says has work (see the module
-    docstring)."""
+    docstring); warn of skipped inbox entries once per set (:func:`_warn_skipped`)."""
     instance = context.instance
     try:
         plans = store.plans()
@@ -272,6 +296,7 @@ def ingest_tick(context: SensorEvaluationContext, store: DuckDBStore) -> SensorR
     view = IngestStore(store.database, lock_timeout=STORE_WAIT_SECONDS, settings=settings)
     try:
         pending = IngestEngine(view, store.inbox, plans, settings).pending()
+        _warn_skipped(context, pending.skipped)
         states = {key: state.state for key, state in view.plan_states().items()}
     except StoreError as error:
         return result(f"store busy, trying next tick: {error}")

@@ -61,6 +61,9 @@ class Pending:
     keys: dict[str, str] = field(default_factory=dict)
     # The sources the parse step would parse, as the scan saw them (for a prefetch).
     to_parse: list[SourceRow] = field(default_factory=list)
+    # The inbox entries the scan skipped (links, special files, ...), ``path: why`` sorted by
+    # path: no work, so no run's scan step names them; ``ingest run`` and the sensor do.
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -136,9 +139,9 @@ def pending_work(
         plan_key, shard = next(iter(plans)), min(shards)
         chunks[plan_key] = {shard}
         keys[chunk_partition(plan_key, shard)] = _digest(["retire", *retired])
-    return Pending(
-        sorted(documents), {key: sorted(value) for key, value in chunks.items()}, idle, keys, to_parse
-    )
+    skipped = sorted(line for result in diff.results.values() for line in result.skipped_files)
+    chunks_sorted = {key: sorted(value) for key, value in chunks.items()}
+    return Pending(sorted(documents), chunks_sorted, idle, keys, to_parse, skipped)
 
 
 def _covered(store: IngestStore, plan: Plan) -> bool:

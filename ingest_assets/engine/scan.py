@@ -20,7 +20,10 @@ from ingest_assets.engine.results import ScanResult
 from ingest_assets.inbox import walk_inbox
 from ingest_assets.store import IngestStore, SourceRow
 
-__all__ = ["SETTLED_COARSE_NS", "SETTLED_NS", "ScanDiff", "scan_diff"]
+__all__ = ["SETTLED_COARSE_NS", "SETTLED_NS", "SKIPPED_SHOWN", "ScanDiff", "scan_diff"]
+
+# The skipped inbox entries a command or the sensor names one by one; the rest are counted.
+SKIPPED_SHOWN = 10
 
 # A file is read again unless its stat matches the one recorded when it was hashed and that
 # stat was settled then: its last change stamped well before the hash began. A change made in

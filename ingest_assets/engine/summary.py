@@ -128,6 +128,8 @@ class RunSummary:
     current: CurrentCounts
     database: str = ""
     wall_seconds: float = 0.0
+    # The inbox entries the scan skipped, ``path: why`` (Pending.skipped).
+    skipped: tuple[str, ...] = ()
 
     @classmethod
     def of_runs(
@@ -185,10 +187,12 @@ class RunSummary:
             current=CurrentCounts(*current),
             database=database,
             wall_seconds=wall_seconds,
+            skipped=tuple(pending.skipped),
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The summary as ``ingest run --json`` prints it (the keys it always had)."""
+        """The summary as ``ingest run --json`` prints it (the keys it always had, and
+        ``skipped``: the inbox entries the scan skipped)."""
         return {
             "documents": dataclasses.asdict(self.documents),
             "sources": dataclasses.asdict(self.sources),
@@ -205,6 +209,7 @@ class RunSummary:
             "current": dataclasses.asdict(self.current),
             "database": self.database,
             "wall_seconds": self.wall_seconds,
+            "skipped": list(self.skipped),
         }
 
     def lines(self) -> list[str]:

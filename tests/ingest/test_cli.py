@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ingest_assets.cli import main
+from ingest_assets.cli.common import DB_HELP
 from ingest_assets.cli.parser import COMMANDS, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,13 +53,40 @@ def test_the_flags_of_each_command_stay(capsys: pytest.CaptureFixture[str]) -> N
         "verify": ["--db", "--json"],
         "search": ["--plan", "-k", "--db", "--plans", "--json"],
         "inspect": ["--plans", "--plan", "--kind", "--level", "--full", "--width"],
-        "shards": ["SHARD"],
+        "shards": ["SHARD", "--inbox", "--db", "--plans"],
     }
     for command, expected in flags.items():
         with pytest.raises(SystemExit):
             main([command, "--help"])
         out = capsys.readouterr().out
         assert [f for f in expected if f not in out] == [], command
+
+
+def _option_help(command: str) -> dict[str, str | None]:
+    """Each option of ``command``'s subparser with its help text."""
+    (subcommands,) = [a for a in build_parser()._actions if a.dest == "command"]
+    sub = subcommands.choices[command]  # type: ignore[index]
+    return {flag: action.help for action in sub._actions for flag in action.option_strings}
+
+
+def test_every_db_option_takes_a_duckdb_file_or_a_lake_in_one_wording() -> None:
+    with_db = {command: _option_help(command).get("--db") for command in sorted(EXPECTED)}
+    with_db = {command: text for command, text in with_db.items() if text is not None}
+    assert set(with_db) == EXPECTED - {"inspect"}
+    assert set(with_db.values()) == {DB_HELP}
+    assert "DuckDB file" in DB_HELP and "ducklake:postgres:<conninfo>" in DB_HELP
+    assert "$INGEST_STORE" in DB_HELP and "$INGEST_DUCKDB" in DB_HELP
+
+
+def test_shards_has_the_store_inbox_and_plans_options_of_run(capsys: pytest.CaptureFixture[str]) -> None:
+    run, shards = _option_help("run"), _option_help("shards")
+    assert {flag: shards[flag] for flag in ("--inbox", "--db", "--plans")} == {
+        flag: run[flag] for flag in ("--inbox", "--db", "--plans")
+    }
+    with pytest.raises(SystemExit):
+        main(["shards", "--help"])
+    out = capsys.readouterr().out
+    assert "[--inbox DIR] [--db STORE] [--plans FILE]" in " ".join(out.split())
 
 
 def test_an_unknown_command_is_an_error_naming_the_commands(capsys: pytest.CaptureFixture[str]) -> None:

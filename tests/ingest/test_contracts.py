@@ -177,3 +177,30 @@ def test_the_inbox_walk_skips_links_specials_and_hidden_files(tmp_path: Path) ->
     ]
     assert sum(result.skipped for result in by_shard.values()) == 3
     assert any("links are never followed" in text for _, text in named)
+
+
+def test_the_inbox_walk_names_each_skipped_entry_with_why_in_path_order(tmp_path: Path) -> None:
+    """What ``ingest run``, ``ingest shards`` and the sensor name: every entry the scan skips,
+    hidden ones left out, sorted by path."""
+    inbox = tmp_path / "inbox"
+    (inbox / "sub" / ".hidden").mkdir(parents=True)
+    (inbox / "a.md").write_text("# A\n")
+    (inbox / "sub" / "b.txt").write_text("b\n")
+    (inbox / "sub" / ".hidden" / "link.md").symlink_to(inbox / "a.md")  # hidden: not an entry
+    (inbox / "sub" / "dangling.md").symlink_to(tmp_path / "gone.md")
+    (inbox / "sub" / "again.md").symlink_to(inbox / "a.md")
+    (inbox / "linked-dir").symlink_to(inbox / "sub")
+    os.mkfifo(inbox / "sub" / "pipe")
+    with open(os.path.join(os.fsencode(inbox), b"latin-\xe9.md"), "wb") as handle:
+        handle.write(b"# name not UTF-8\n")
+    walk = walk_inbox(inbox)
+    assert [f.path.name for f in walk.files] == ["a.md", "b.txt"]
+    assert [
+        (path.relative_to(inbox.resolve()).as_posix(), why.split(" (")[0]) for path, why in walk.skipped_paths
+    ] == [
+        ("latin-\udce9.md", "a name that is not UTF-8"),
+        ("linked-dir", "a link to a folder"),
+        ("sub/again.md", "a link"),
+        ("sub/dangling.md", "a link"),
+        ("sub/pipe", "not a regular file"),
+    ]

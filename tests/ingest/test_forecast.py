@@ -7,6 +7,7 @@ run then reports."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from ingest_assets.engine.forecast import ROLES, Forecast, forecast
 from ingest_assets.settings import Settings
 from tests.ingest.conftest import Pipeline, plan_spec
 from tests.lake.postgres import on_both_backends
+
+MODEL, SMALLER_MODEL = "wordllama:l2_supercat_256", "wordllama:l2_supercat_128"
 
 
 def _digest(p: Pipeline) -> str:
@@ -162,3 +165,63 @@ def test_sensor_shows_a_new_plan_keys_forecast_on_its_partitions(pipeline: Pipel
                 == by_shard[shard]["forecast_child_sets_created"].value
             )
     assert len(seen) == 8
+
+
+def _kind_row(out: str, kind: str) -> list[str]:
+    """The cells of ``kind``'s row in ``ingest plans --diff``'s table (one plan printed)."""
+    (line,) = [line for line in out.splitlines() if line.startswith(f"  {kind} ")]
+    return [cell.strip() for cell in line.split("  ") if cell.strip()]
+
+
+@on_both_backends()
+def test_ingest_plans_diff_words_each_keys_state_and_shows_embeddings(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A retired key put back is "retired", not "not live in the store yet"; a new key is "not
+    in the store yet"; each plan's embedding key is live, stored or not stored yet, and a column
+    counts the child sets to embed and those embedded already."""
+    embed = {"embedding": {"model": MODEL, "text": "contextual"}}
+    pipeline.write_plans(default={**plan_spec(), **embed})
+    ((old, embedding),) = [(p.key, p.embedding_key) for p in pipeline.plans()]
+    pipeline.run_engine()
+    argv = ["plans", "--diff", "--db", str(pipeline.db), "--inbox", str(pipeline.inbox),
+            "--plans", str(pipeline.plans_file)]  # fmt: skip
+    markdown = len(pipeline.rows("SELECT 1 FROM current_documents WHERE kind = 'markdown'"))
+
+    pipeline.write_plans(default={**plan_spec(child=150, chat_child=150), **embed})
+    (new,) = [p.key for p in pipeline.plans()]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"plan {new}: not in the store yet (the next run builds it)" in out
+    assert f"  embedding {embedding}: live (a live plan's vectors" in out  # the old key serves it
+    assert "embed new/reused" in out
+    # kind, docs, parent, child, graph, embed: the new child sets have no vectors yet
+    assert _kind_row(out, "markdown") == ["markdown", str(markdown), f"0 / {markdown}", f"{markdown} / 0",
+                                          f"{markdown} / 0", f"{markdown} / 0"]  # fmt: skip
+
+    pipeline.run_engine()  # the new key serves, the old one retires
+    pipeline.write_plans(default={**plan_spec(), **embed})  # its settings back
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"plan {old}: retired (stored: the next run serves it again, reusing its stored sets)" in out
+    assert "not live in the store yet" not in out and "not in the store yet" not in out
+    assert _kind_row(out, "markdown")[-1] == f"0 / {markdown}"  # its child sets kept their vectors
+    assert main([*argv, "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["plans"][old]
+    assert (plan["state"], plan["live"], plan["embedding"]) == (
+        "retired",
+        False,
+        {"key": embedding, "state": "live"},
+    )
+    assert plan["kinds"]["markdown"]["embeddings"] == {"create": 0, "reuse": markdown}
+
+    pipeline.write_plans(default={**plan_spec(), "embedding": {"model": SMALLER_MODEL, "text": "contextual"}})
+    assert main([*argv, "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["plans"][old]
+    assert plan["embedding"]["state"] == "new" and plan["embedding"]["key"] != embedding
+    assert plan["kinds"]["markdown"]["embeddings"] == {"create": markdown, "reuse": 0}
+
+    pipeline.write_plans(default=plan_spec())
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "  embedding: none (the plan embeds nothing)" in out and _kind_row(out, "markdown")[-1] == "-"

@@ -23,6 +23,7 @@ KEYS = {
     "graph_sets",
     "chunk_failures",
     "chunker_calls",
+    "skipped",
     "embeddings",
     "plans",
     "runs",

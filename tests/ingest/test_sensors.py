@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Iterable
@@ -393,3 +394,64 @@ def test_plans_sensor_lists_a_new_key_and_drops_one_that_never_served(pipeline: 
     pipeline.engine().run_pending()
     changed = {key: {s.split(" ")[0] for s in v} for key, v in tick().items()}
     assert changed == {served: {"retired"}, wanted: {"live"}}
+
+
+class _Warnings(logging.Handler):
+    """The warnings a tick logs (its ``context.log``), as text."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_skipped_inbox_entries_are_warned_once_per_set(pipeline: Pipeline) -> None:
+    """A link or a pipe in the inbox is no work, so no run's scan names it: the tick warns of
+    the skipped entries itself, once per distinct set (the cursor holds its digest), through
+    the real evaluation the daemon makes."""
+    _ingested(pipeline)
+    store = DuckDBStore(
+        database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file)
+    )
+    repository = build_definitions(
+        Settings(database=str(pipeline.db), inbox=str(pipeline.inbox), plans_file=str(pipeline.plans_file))
+    ).get_repository_def()
+    cursor: list[str | None] = [None]
+
+    def tick() -> list[str]:
+        """One tick as the daemon evaluates it, its cursor kept; the warnings it logged."""
+        context = build_sensor_context(
+            instance=pipeline.instance,
+            resources={"store": store},
+            cursor=cursor[0],
+            repository_def=repository,
+        )
+        handler = _Warnings()
+        context.log.addHandler(handler)
+        data = SENSORS["ingest_sensor"].evaluate_tick(context)
+        assert not data.run_requests  # a skipped entry is no work
+        cursor[0] = data.cursor
+        return handler.messages
+
+    assert tick() == [] and not cursor[0]  # nothing skipped: nothing said
+    inbox = pipeline.inbox.resolve()
+    (inbox / "dangling.md").symlink_to(inbox / "gone.md")
+    os.mkfifo(inbox / "pipe")
+    (warning,) = tick()
+    assert "2 inbox entries are skipped" in warning
+    assert f"{inbox / 'dangling.md'}: a link (links are never followed" in warning
+    assert f"{inbox / 'pipe'}: not a regular file (a pipe, socket or device)" in warning
+    first = cursor[0]
+    assert first and tick() == [] and tick() == [] and cursor[0] == first  # the same set: quiet
+    (inbox / "linked").symlink_to(inbox, target_is_directory=True)
+    (warning,) = tick()
+    assert "3 inbox entries are skipped" in warning and f"{inbox / 'linked'}: a link to a folder" in warning
+    for name in ("dangling.md", "pipe", "linked"):
+        (inbox / name).unlink()
+    assert tick() == [] and cursor[0] == ""
+    (inbox / "dangling.md").symlink_to(inbox / "gone.md")
+    os.mkfifo(inbox / "pipe")
+    (warning,) = tick()  # the set is back: said again
+    assert "2 inbox entries are skipped" in warning and cursor[0] == first
