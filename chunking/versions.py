@@ -42,8 +42,10 @@ SECTION_PACKER_VERSION = "10"
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
 # 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row;
 # 4: empty rows (delimiters only) are part of the next row's piece, so a row group said to be an
-# exact slice holds them (before, the first row group left them out of its text, not its span)
-TABLE_RENDERING_VERSION = "4"
+# exact slice holds them (before, the first row group left them out of its text, not its span);
+# 5: the last two row groups of a run are evened out when the last holds under a quarter of the
+# budget
+TABLE_RENDERING_VERSION = "5"
 # What Chunk.contextual_text puts above a chunk's text (not part of any chunker's fingerprint:
 # it names the vectors of the "contextual" text mode, so a change re-embeds, never re-chunks).
 # 2: no title that is the first heading and a site's suffix

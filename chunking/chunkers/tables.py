@@ -162,6 +162,7 @@ class TableDrafter:
         # unit's text: the row's piece holds them, so a chunk said to be an exact slice is one.
         empty_from: int | None = None
         last = max((i for i, text in enumerate(row_texts) if text.strip()), default=-1)
+        run_first = 0  # the first draft of the current run of row groups (no wide row between)
 
         def close() -> None:
             nonlocal group, group_tokens, header_piece, pending
@@ -192,11 +193,13 @@ class TableDrafter:
             room = size - (lead_cost if pending else 0)
             if wide_all or base + row_tokens > room:
                 close()
+                self._even_tail(drafts, run_first)
                 start, carry, empty_from = carry, None, None
                 if header_piece is not None:  # the first chunk's span covers the header it names
                     start, header_piece = header_piece.start, None
                 made, carry = self._wide_row(unit, row, path, header, pending, start, number == last)
                 drafts.extend(made)
+                run_first = len(drafts)
                 pending = None
                 continue
             cost = row_tokens + (self.newline if group else 0)
@@ -211,7 +214,29 @@ class TableDrafter:
             group.append(piece)
             group_tokens += cost
         close()
+        self._even_tail(drafts, run_first)
         return drafts
+
+    def _even_tail(self, drafts: list[Draft], first: int) -> None:
+        """Even out the last two row groups of a run (``drafts[first:]``, each a header and
+        rows) when the last holds under a quarter of the budget: rows move from the end of the
+        one before to the start of the last while the last stays the smaller. As many chunks,
+        and no chunk of the header and two rows after groups filled to the budget (a parent cut
+        into children of a quarter of its size left one at the end of every parent)."""
+        if len(drafts) - first < 2 or drafts[-1].tokens * 4 >= self.size:
+            return
+        previous, tail = drafts[-2], drafts[-1]
+        rows = [i for i, piece in enumerate(previous.pieces) if piece.kind == "table_row"]
+        if not previous.header:  # the first group holds the table's own header rows
+            rows = rows[1:]
+        while len(rows) > 1 and rows[-1] == len(previous.pieces) - 1:
+            cost = previous.pieces[-1].tokens + self.newline
+            if tail.tokens + cost > previous.tokens - cost:
+                break
+            tail.pieces.insert(0, previous.pieces.pop())
+            rows.pop()
+            previous.tokens -= cost
+            tail.tokens += cost
 
     def _wide_row(
         self,

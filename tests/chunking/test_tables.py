@@ -304,3 +304,39 @@ def test_a_short_line_before_a_table_never_ends_the_chunk_before(
     if lead_tokens <= min(48, chunker.chunk_size // 4):
         holding = [chunk for chunk in chunks if lead_in in chunk.text]
         assert holding and all(f"{before}." not in chunk.text for chunk in holding)
+
+
+def test_a_parent_cut_into_children_leaves_no_two_row_child_at_its_end() -> None:
+    """statsmodels-co2.csv: parents of 1024 tokens cut at 256 made four full children and one
+    of the header and two rows, in every parent; the last two are evened out instead."""
+    document = csv_document(
+        ["date", "co2"], [[f"1958{i:04d}", f"{310 + i % 9}.{i % 10}"] for i in range(900)]
+    )
+    chunks = leveled(1024, 256).chunk(document)
+    check_leveled(leveled(1024, 256), document, chunks)
+    parents = [c for c in chunks if c.level == 1]
+    assert len(parents) > 2
+    for parent in parents:
+        sizes = [c.metadata["token_count"] for c in chunks if c.parent_id == parent.id]
+        assert len(sizes) >= 2 and min(sizes) * 4 >= 256 and max(sizes) <= 256, sizes
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    first=st.integers(min_value=1000, max_value=9000),
+    count=st.integers(min_value=2, max_value=120),
+    size=st.integers(min_value=48, max_value=240),
+)
+def test_the_last_row_group_holds_a_quarter_of_the_budget_when_rows_are_small(
+    first: int, count: int, size: int
+) -> None:
+    """Whenever each row costs at most an eighth of the budget, a table cut into row groups ends
+    on a group of at least a quarter of it (the one before gives rows), and no group is over it."""
+    rows = range(first, first + count)
+    document = csv_document(["id", "value"], [[str(n), str(n % 97)] for n in rows])
+    chunker = SectionChunker(chunk_size=size, tokenizer="character")
+    chunks = chunker.chunk(document)
+    check_flat(chunker, document, chunks, exactly_once=True)
+    if len(chunks) >= 2 and max(len(f"{n},{n % 97}") + 1 for n in rows) <= size // 8:
+        assert len(chunks[-1].text) * 4 >= size, [len(c.text) for c in chunks]
+        assert all(len(c.text) <= size for c in chunks)
