@@ -48,4 +48,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     print(f"  files: {', '.join(manifest['files'])}  ({result.seconds:.2f} s)")
     if "neo4j_import" in manifest:
         print(f"  import: {manifest['neo4j_import']}")
+    if "neo4j_apply" in manifest:
+        print(f"  apply: {manifest['neo4j_apply']}")
     return 0

@@ -37,7 +37,7 @@ from ingest_assets.exports.increments import (
     state_table,
 )
 from ingest_assets.exports.views import GRAPH_TABLES, TABLES, read_view
-from ingest_assets.exports.writers import FORMATS, neo4j_import_command
+from ingest_assets.exports.writers import FORMATS, NEO4J_INCREMENT, neo4j_import_command
 from ingest_assets.store import IngestStore
 
 __all__ = [
@@ -148,7 +148,11 @@ def export_plan(
         "totals": {name: t.num_rows for name, t in tables.items()},
         "files": [*files, "state.parquet"],
     }
-    if fmt == "neo4j-csv":
+    if fmt == "neo4j-csv" and base_folder is None:
         manifest["neo4j_import"] = neo4j_import_command(files)
+    elif fmt == "neo4j-csv":
+        # An increment's files imported with ``import full`` would replace the database with
+        # its upserts alone: it says how to apply them instead.
+        manifest["neo4j_apply"] = NEO4J_INCREMENT
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return ExportResult(out, manifest, time.perf_counter() - started)

@@ -15,7 +15,8 @@ columns) into a folder and returns the files it wrote. No Dagster here.
 * ``neo4j-csv``: CSV for ``neo4j-admin database import full``: ``nodes_<Label>.csv`` with
   ``id:ID``, ``:LABEL`` and typed property columns (``token_count:int``, ``level:int``,
   ``exact:boolean``...), ``edges_<TYPE>.csv`` with ``:START_ID``, ``:END_ID``, ``:TYPE``; lists
-  and objects as JSON text. The manifest holds the import command.
+  and objects as JSON text. A full export's manifest holds the import command
+  (``neo4j_import``); an increment's says how to apply it (``neo4j_apply``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,16 @@ import pyarrow.parquet as pq
 
 from ingest_assets.exports.views import JSON_COLUMNS
 
-__all__ = ["FORMATS", "graph_attributes", "neo4j_import_command"]
+__all__ = ["FORMATS", "NEO4J_INCREMENT", "graph_attributes", "neo4j_import_command"]
+
+# How an increment's CSV files go into a database its first export was imported into (never
+# with ``import full``, which would replace the database with the increment's rows alone).
+NEO4J_INCREMENT = (
+    "into the database the first export was imported into (not with neo4j-admin import full, "
+    "which would replace it with these rows alone): DETACH DELETE the nodes and edges whose ids "
+    "removed.jsonl lists, then LOAD CSV each nodes_<Label>.csv and MERGE by id, setting its "
+    "properties, then each edges_<TYPE>.csv, MERGE by its two ids and type"
+)
 
 Tables = dict[str, pa.Table]
 

@@ -171,6 +171,12 @@ def test_neo4j_csv_headers_are_typed_and_edges_end_at_nodes(
     assert endpoints and endpoints <= node_ids
     assert len(node_ids) == len(_views(p, plan_key)["nodes"])
     assert result.manifest["neo4j_import"].startswith("neo4j-admin database import full --nodes=")
+    # An increment never carries that command: imported with it, its rows alone would replace
+    # the database.
+    increment = export_plan(p.store, plan_key, "neo4j-csv", tmp_path / "neo-next", since=result.folder)
+    assert "neo4j_import" not in increment.manifest
+    assert "DETACH DELETE" in increment.manifest["neo4j_apply"]
+    assert "removed.jsonl" in increment.manifest["files"]
 
 
 def test_bad_export_input_is_refused_with_the_fix(
