@@ -43,8 +43,9 @@ class FailedFile:
 @dataclass
 class ScanResult:
     """The inbox files of a shard against the store: ``new + changed + unchanged == files``;
-    ``deleted`` files were known and are gone; ``skipped`` counts the links, special files and
-    names that are not UTF-8 of the shard, and ``skipped_files`` names each with why."""
+    ``deleted`` files were known and are gone; ``skipped`` counts the links, special files,
+    names that are not UTF-8 and files that cannot be read of the shard (not counted in
+    ``files``), and ``skipped_files`` names each with why."""
 
     files: int = 0
     new: int = 0

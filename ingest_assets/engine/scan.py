@@ -123,7 +123,16 @@ def scan_diff(store: IngestStore, inbox: str | Path, shards: set[str]) -> ScanDi
         if old is not None and _settled_and_unchanged(old, stat):
             counts.unchanged += 1
             continue
-        digest = _hash_file(found.path)
+        try:
+            digest = _hash_file(found.path)
+        except OSError as error:
+            # Unreadable (permissions) or gone since the walk: no work, named like the walk's
+            # skipped entries, and not taken for deleted (a stored version stays served).
+            counts.files -= 1
+            counts.skipped += 1
+            why = error.strerror or type(error).__name__
+            counts.skipped_files.append(f"{_shown(found.path)}: cannot be read ({why}; make it readable)")
+            continue
         if old is not None and not old.deleted and old.content_hash == digest and old.size == stat.st_size:
             # Same bytes under a new stat (touched, copied back): nothing to write, so the file
             # is hashed again next time; a no-op run never writes.

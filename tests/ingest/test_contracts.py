@@ -204,3 +204,32 @@ def test_the_inbox_walk_names_each_skipped_entry_with_why_in_path_order(tmp_path
         ("sub/dangling.md", "a link"),
         ("sub/pipe", "not a regular file"),
     ]
+
+
+def test_an_unreadable_file_is_named_and_the_rest_of_the_inbox_is_ingested(tmp_path: Path) -> None:
+    """One file the process may not read stopped the whole inbox (``Permission denied`` from
+    the scan's hash, nothing ingested); now it is skipped and named, the rest goes on. Run as
+    ``ingest run`` in a process without the root's right to read any file."""
+    import subprocess
+    import sys
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "readable.md").write_text("# Readable\n\nA file anyone may read.\n")
+    locked = inbox / "locked.md"
+    locked.write_text("# Locked\n\nNobody may read this.\n")
+    locked.chmod(0)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text((Path(__file__).resolve().parents[2] / "dagster.yaml").read_text())
+    command = [sys.executable, "-m", "ingest_assets.cli", "run", "--json", "--inbox", str(inbox)]
+    command += ["--db", str(tmp_path / "store.duckdb")]
+    if os.geteuid() == 0:  # root reads any file: drop that right
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["documents"]["parsed"] == 1 and summary["current"]["documents"] == 1
+    assert summary["skipped"] == [f"{locked.resolve()}: cannot be read (Permission denied; make it readable)"]
+    assert f"ingest run: skipped {locked.resolve()}: cannot be read" in done.stderr
