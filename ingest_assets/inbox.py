@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
-__all__ = ["InboxFile", "InboxWalk", "file_name", "require_inbox", "walk_inbox"]
+__all__ = ["GONE", "InboxFile", "InboxWalk", "file_name", "require_inbox", "walk_inbox"]
+
+# Why an entry that vanished while the inbox was read is skipped.
+GONE = "gone while the inbox was read"
 
 
 def file_name(uri: str) -> str:
@@ -90,7 +93,7 @@ def walk_inbox(inbox: str | Path) -> InboxWalk:
                 stat = path.lstat()
                 str(path).encode("utf-8")  # a name the store cannot hold as text
             except OSError:
-                skipped.append((path, "gone while the inbox was read"))
+                skipped.append((path, GONE))
                 continue
             except UnicodeEncodeError:
                 skipped.append((path, "a name that is not UTF-8 (rename the file)"))

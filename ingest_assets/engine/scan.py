@@ -17,7 +17,7 @@ from pathlib import Path
 from chunking import Document
 from ingest_assets.engine.keys import shard_of
 from ingest_assets.engine.results import ScanResult
-from ingest_assets.inbox import walk_inbox
+from ingest_assets.inbox import GONE, walk_inbox
 from ingest_assets.store import IngestStore, SourceRow
 
 __all__ = ["SETTLED_COARSE_NS", "SETTLED_NS", "SKIPPED_SHOWN", "ScanDiff", "scan_diff"]
@@ -130,8 +130,11 @@ def scan_diff(store: IngestStore, inbox: str | Path, shards: set[str]) -> ScanDi
             # skipped entries, and not taken for deleted (a stored version stays served).
             counts.files -= 1
             counts.skipped += 1
-            why = error.strerror or type(error).__name__
-            counts.skipped_files.append(f"{_shown(found.path)}: cannot be read ({why}; make it readable)")
+            if isinstance(error, FileNotFoundError):
+                why = GONE  # the next scan finds it deleted
+            else:
+                why = f"cannot be read ({error.strerror or type(error).__name__}; make it readable)"
+            counts.skipped_files.append(f"{_shown(found.path)}: {why}")
             continue
         if old is not None and not old.deleted and old.content_hash == digest and old.size == stat.st_size:
             # Same bytes under a new stat (touched, copied back): nothing to write, so the file
