@@ -15,7 +15,7 @@ from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from ingest_assets.store.changes import ChunkChange, changes_since
 from ingest_assets.store.lists import json_list
-from ingest_assets.store.plan_names import resolve_plan
+from ingest_assets.store.plan_names import plan_history
 
 __all__ = ["HELP", "add_arguments", "parse_since_time", "print_changes", "read_changes", "run"]
 
@@ -31,7 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only after this run's changes (its id or first 8+ characters), or this UTC time",
     )
     parser.add_argument("--run", metavar="RUN", help="only this run's changes (id or 8+ characters)")
-    parser.add_argument("--plan", metavar="NAME", help="only this plan (a name of plans.yaml or a key)")
+    parser.add_argument(
+        "--plan", metavar="NAME", help="only this plan: a name (across every key it has had) or one key"
+    )
     parser.add_argument("--chunks", action="store_true", help="list every chunk id")
     parser.add_argument("--json", action="store_true", help="print one JSON object per line")
 
@@ -47,8 +49,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     store = open_store(args.db, settings)
     found = read_changes(store, args)
     if args.json:
+        names = _plan_names(store)
         for c in found:
-            print(json.dumps({**c.__dict__, "at": c.at.isoformat()}, sort_keys=True))
+            row = {**c.__dict__, "plan": names.get(c.plan_key), "at": c.at.isoformat()}
+            print(json.dumps(row, sort_keys=True))
     else:
         print_changes(store, found, chunks=args.chunks)
     return 0
@@ -126,9 +130,15 @@ def read_changes(store: IngestStore, args: argparse.Namespace) -> list[ChunkChan
     since = _since(store, args.since) if args.since else None
     named = _recorded_run(store, "--run", args.run) if args.run else None
     run_ids = [named[0] if named else args.run] if args.run else None  # no changes recorded: none
-    plan_key = resolve_plan(store, args.plan) if args.plan else None
+    plan_keys = plan_history(store, args.plan) if args.plan else None
     with store.connect() as con:
-        return changes_since(con, since=since, run_ids=run_ids, plan_key=plan_key)
+        return changes_since(con, since=since, run_ids=run_ids, plan_keys=plan_keys)
+
+
+def _plan_names(store: IngestStore) -> dict[str, str]:
+    """Each stored plan key's plan name: a reader follows a plan by its name, whose switch to a
+    new key is recorded under that key."""
+    return dict(store.query("SELECT plan_key, name FROM plans"))
 
 
 def _document_names(store: IngestStore, changes: list[ChunkChange]) -> dict[str, str]:

@@ -16,7 +16,12 @@ new id (the old one ``removed``, the new one ``added``). A kept id whose row mov
 ``changed``: a consumer re-reads its row, never its text, which the id fixes. What is compared
 is what an export's row digest covers (``exports.views``): every column but the version id.
 
-Reads (:func:`changes_since`) are what ``ingest changes`` and the exports' ``--since`` use.
+A plan is followed by its name: when a new key of the name goes live, the switch is recorded
+under that key as the move from the old key's sets to the new key's (:func:`record_switch`), so
+the rows of all the name's keys, in order, replay to what the name serves. Rows of one write are
+read removals first.
+
+Reads (:func:`changes_since`) are what ``ingest changes`` uses.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ __all__ = [
     "changes_since",
     "local_run_id",
     "record_moves",
+    "record_switch",
     "record_view_change",
     "tracked",
     "view_sets",
@@ -167,6 +173,29 @@ def record_view_change(
     return record_moves(con, run_id, moves, now)
 
 
+def record_switch(
+    con: duckdb.DuckDBPyConnection, run_id: str, new_key: str, before: ViewSets, now: datetime
+) -> int:
+    """Append to ``chunk_changes`` what readers of a plan name saw move when ``new_key`` took
+    over from the name's live key: ``before`` holds that key's sets (read in the same
+    transaction before the switch), and every place is recorded under ``new_key``, as the move
+    from the old key's set to the new key's there; returns the rows appended.
+
+    So a chunk both keys serve is no ``removed`` and ``added`` pair (a consumer that follows the
+    plan by its name would drop it), but nothing or, where its row differs, ``changed``: the
+    same difference an export of the plan since one made before the switch writes.
+    """
+    after = view_sets(con, ViewScope.plans([new_key]))
+    old = {(document, role): key for (_, document, role), key in before.items()}
+    new = {(document, role): key for (_, document, role), key in after.items()}
+    moves = {
+        (new_key, *place): (old.get(place), new.get(place))
+        for place in old.keys() | new.keys()
+        if old.get(place) != new.get(place)
+    }
+    return record_moves(con, run_id, moves, now)
+
+
 def record_moves(
     con: duckdb.DuckDBPyConnection,
     run_id: str,
@@ -259,9 +288,11 @@ def changes_since(
     *,
     since: datetime | None = None,
     run_ids: Sequence[str] | None = None,
-    plan_key: str | None = None,
+    plan_keys: Sequence[str] | None = None,
 ) -> list[ChunkChange]:
-    """The recorded changes (after ``since``, of ``run_ids``, of ``plan_key``), oldest first."""
+    """The recorded changes (after ``since``, of ``run_ids``, under ``plan_keys``), oldest
+    first, and of one write (one time) removals first: replayed in this order by chunk id,
+    they give what the view shows."""
     query = (
         'SELECT run_id, plan_key, chunk_id::VARCHAR, document_id::VARCHAR, level, "change", "at" '
         "FROM chunk_changes WHERE TRUE"
@@ -273,10 +304,10 @@ def changes_since(
     if run_ids is not None:
         query += " AND list_contains(?::JSON::VARCHAR[], run_id)"
         params.append(json_list(run_ids))
-    if plan_key is not None:
-        query += " AND plan_key = ?"
-        params.append(plan_key)
-    query += ' ORDER BY "at", plan_key, "change", chunk_id'
+    if plan_keys is not None:
+        query += " AND list_contains(?::JSON::VARCHAR[], plan_key)"
+        params.append(json_list(plan_keys))
+    query += """ ORDER BY "at", "change" <> 'removed', plan_key, "change", chunk_id"""
     return [ChunkChange(*row) for row in con.execute(query, params).fetchall()]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["UnknownPlan", "resolve_plan"]
+__all__ = ["UnknownPlan", "plan_history", "resolve_plan"]
 
 
 class UnknownPlan(ValueError):
@@ -25,17 +25,41 @@ def resolve_plan(store: Any, name: str, option: str = "--plan") -> str:
     Raises:
         UnknownPlan: No stored plan has that key or live name; the message lists the plans.
     """
-    rows = store.query("SELECT plan_key, name, state FROM plan_status ORDER BY plan_key")
+    rows = _plans(store)
     keys = {key for key, _, _ in rows}
     if name in keys:
         return name
     live = [key for key, plan_name, state in rows if plan_name == name and state == "live"]
     if len(live) == 1:
         return live[0]
+    raise _unknown(store, name, option, rows)
+
+
+def plan_history(store: Any, name: str, option: str = "--plan") -> list[str]:
+    """The plan keys whose history ``name`` means: that key alone, or every key a plan of that
+    name has had (live, building or retired), as a reader following the plan needs them.
+
+    Raises:
+        UnknownPlan: No stored plan has that key or name; the message lists the plans.
+    """
+    rows = _plans(store)
+    if name in {key for key, _, _ in rows}:
+        return [name]
+    named = [key for key, plan_name, _ in rows if plan_name == name]
+    if named:
+        return named
+    raise _unknown(store, name, option, rows)
+
+
+def _plans(store: Any) -> list[tuple[str, str, str]]:
+    return store.query("SELECT plan_key, name, state FROM plan_status ORDER BY plan_key")
+
+
+def _unknown(store: Any, name: str, option: str, rows: list[tuple[str, str, str]]) -> UnknownPlan:
     known = (
         ", ".join(f"{key}{'' if state == 'live' else f' ({state})'}" for key, _, state in rows) or "none yet"
     )
-    raise UnknownPlan(
+    return UnknownPlan(
         f"{option} {name}: no plan with that name or key in {store.path} (plans: {known}); "
         "pass a plan name of plans.yaml, or run `ingest run` first"
     )

@@ -27,7 +27,7 @@ from typing import Any
 
 import duckdb
 
-from ingest_assets.store.changes import Place, ViewScope, record_moves, tracked
+from ingest_assets.store.changes import Place, ViewScope, record_moves, record_switch, tracked, view_sets
 from ingest_assets.store.lists import json_list
 from ingest_assets.store.rows import PROMOTIONS
 from ingest_assets.store.writes import insert
@@ -188,15 +188,19 @@ def switch_if_covered(
     con: duckdb.DuckDBPyConnection, run_id: str, plan_key: str, kinds: Iterable[str] | None, now: datetime
 ) -> bool:
     """Make the building ``plan_key`` live, and retire its plan name's live key, if it covers
-    every current document it routes (:func:`uncovered_count` is 0); returns whether it did."""
+    every current document it routes (:func:`uncovered_count` is 0); returns whether it did.
+
+    ``chunk_changes`` records the switch under ``plan_key`` as what readers of the plan name
+    saw move (:func:`~ingest_assets.store.changes.record_switch`), not as every chunk of one
+    key removed and every chunk of the other added."""
     known = state_rows(con)
     state = known.get(plan_key)
     if state is None or state.state != BUILDING or uncovered_count(con, plan_key, kinds):
         return False
-    changes = {plan_key: LIVE}
-    changes.update({s.key: RETIRED for s in known.values() if s.name == state.name and s.state == LIVE})
-    with tracked(con, run_id, ViewScope.plans(changes), now):
-        _set_states(con, changes, now)
+    retiring = [s.key for s in known.values() if s.name == state.name and s.state == LIVE]
+    before = view_sets(con, ViewScope.plans(retiring))
+    _set_states(con, {plan_key: LIVE, **dict.fromkeys(retiring, RETIRED)}, now)
+    record_switch(con, run_id, plan_key, before, now)
     return True
 
 

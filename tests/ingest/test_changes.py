@@ -5,6 +5,7 @@ through ``run_pipeline``)."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from dagster import AssetKey
 
 from ingest_assets.cli import main
+from ingest_assets.exports import export_plan, read_tables
 from tests.ingest.conftest import Pipeline, plan_spec
 from tests.lake.postgres import on_both_backends
 
@@ -82,27 +84,71 @@ def test_noop_records_nothing_and_an_edit_lists_exactly_that_documents_chunks(pi
     } == {doc_id}
 
 
-def test_child_size_change_and_delete_record_the_moves(pipeline: Pipeline) -> None:
-    first = pipeline.run_engine()
-    old_key = first["plans"][0]
-    old_view = _view(pipeline)
+# What a chunk row shows a reader, but the version (as an export's row digest).
+_ROW = (
+    'id::VARCHAR, "index", text, chunker_hash, parent_id::VARCHAR, heading_path::VARCHAR, metadata::VARCHAR'
+)
+
+
+def _rows(p: Pipeline, plan_key: str) -> dict[str, tuple[Any, ...]]:
+    return {r[0]: r[1:] for r in p.rows(f"SELECT {_ROW} FROM current_chunks WHERE plan_key = ?", plan_key)}
+
+
+def _replay(lines: list[dict[str, Any]], start: set[str] | None = None) -> set[str]:
+    """What a reader that follows one plan by its name holds after applying ``lines`` in order."""
+    held = set(start or ())
+    for line in lines:
+        if line["change"] == "removed":
+            assert line["chunk_id"] in held, line
+            held.discard(line["chunk_id"])
+        elif line["change"] == "added":
+            assert line["chunk_id"] not in held, line
+            held.add(line["chunk_id"])
+        else:
+            assert line["chunk_id"] in held, line
+    return held
+
+
+def test_a_plan_switch_is_recorded_as_what_readers_of_the_plan_name_saw_move(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    (old_key,) = pipeline.run_engine()["plans"]
+    before = _rows(pipeline, old_key)
+    first = export_plan(pipeline.store, old_key, "parquet", tmp_path / "before")
     mark = _last_at(pipeline)
     pipeline.write_plans(default=plan_spec(child=150, chat_child=150))
     (new_key,) = pipeline.run_engine()["plans"]
-    added, removed = _net(_changes(pipeline, mark))
-    assert removed == old_view  # the retired plan leaves the view
-    assert added == _view(pipeline) and {plan for plan, _ in added} == {new_key} != {old_key}
-    mark = _last_at(pipeline)
+    after = _rows(pipeline, new_key)
+    kept = before.keys() & after.keys()
+    assert kept and new_key != old_key  # the parents: their settings did not change
+    # One switch, recorded under the key that went live as the difference between the keys.
+    switch = _changes(pipeline, mark)
+    assert {plan for _, plan, _, _ in switch} == {new_key}
+    by_change = {c: {i for *_, i, change in switch if change == c} for c in ("added", "removed", "changed")}
+    assert by_change["added"] == after.keys() - before.keys()
+    assert by_change["removed"] == before.keys() - after.keys()
+    assert by_change["changed"] == {i for i in kept if before[i] != after[i]}
+    # The same difference as an export of the plan since the export before the switch.
+    delta = export_plan(pipeline.store, new_key, "parquet", tmp_path / "delta", since=first.folder)
+    assert {r["id"] for r in read_tables(delta.folder)["chunks"]} == by_change["added"] | by_change["changed"]
+    removed = [json.loads(line) for line in (delta.folder / "removed.jsonl").read_text().splitlines()]
+    assert {r["key"] for r in removed if r["table"] == "chunks"} == by_change["removed"]
+    # `ingest changes --plan NAME` follows the name across its keys: replayed from nothing, in
+    # the order printed, it gives what the plan serves now; then a deletion leaves it.
     gone = pipeline.inbox / "troubleshooting.md"
     (doc_id,) = pipeline.rows("SELECT document_id FROM current_documents WHERE path = ?", str(gone))[0]
-    ids = {
-        (p, str(i))
-        for p, i in pipeline.rows("SELECT plan_key, id FROM current_chunks WHERE document_id = ?", doc_id)
-    }
+    served = {str(i) for (i,) in pipeline.rows("SELECT id FROM current_chunks WHERE document_id = ?", doc_id)}
     gone.unlink()
     pipeline.run_engine()
-    added, removed = _net(_changes(pipeline, mark))
-    assert added == set() and removed == ids and ids
+    capsys.readouterr()
+    assert main(["changes", "--db", str(pipeline.db), "--plan", "default", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {line["plan"] for line in lines} == {"default"}
+    assert {line["plan_key"] for line in lines} == {old_key, new_key}
+    assert _replay(lines) == set(_rows(pipeline, new_key)) == set(after) - served and served
+    # One key alone: its own rows (the old key's, up to the switch).
+    assert main(["changes", "--db", str(pipeline.db), "--plan", old_key, "--json"]) == 0
+    assert {json.loads(line)["plan_key"] for line in capsys.readouterr().out.splitlines()} == {old_key}
 
 
 def test_step_metadata_counts_the_chunks_each_partition_moved(pipeline: Pipeline) -> None:
