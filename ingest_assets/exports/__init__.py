@@ -35,6 +35,7 @@ from ingest_assets.exports.increments import (
     read_state,
     read_tables,
     state_table,
+    with_endpoints,
 )
 from ingest_assets.exports.views import GRAPH_TABLES, TABLES, read_view
 from ingest_assets.exports.writers import FORMATS, NEO4J_INCREMENT, neo4j_import_command
@@ -126,6 +127,8 @@ def export_plan(
     written, removed = tables, []
     if base_folder is not None:
         written, removed = changed_rows(tables, read_state(base_folder))
+        if fmt == "graphml":
+            written = with_endpoints(written, tables)
     files = FORMATS[fmt](written, out)
     pq.write_table(state_table(tables), out / "state.parquet", compression="zstd")
     if base_folder is not None:

@@ -16,11 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ingest_assets.exports.views import JSON_COLUMNS, TABLES
 
-__all__ = ["apply_increment", "changed_rows", "read_state", "read_tables", "row_key", "state_table"]
+__all__ = [
+    "apply_increment",
+    "changed_rows",
+    "read_state",
+    "read_tables",
+    "row_key",
+    "state_table",
+    "with_endpoints",
+]
 
 STATE = pa.schema([("table", pa.string()), ("key", pa.string()), ("digest", pa.string())])
 
@@ -62,6 +71,22 @@ def changed_rows(
         present = set(keys)
         removed += [{"table": name, "key": key} for key in sorted(known) if key not in present]
     return upserts, removed
+
+
+def with_endpoints(upserts: dict[str, pa.Table], tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """``upserts`` with, among the nodes, every node an upserted edge joins (from the full
+    ``tables``): a graph file cannot hold an edge without its two nodes, and a node written
+    bare (no label or properties) would blank the kept node it replaces downstream."""
+    nodes, edges = upserts["nodes"], upserts["edges"]
+    ends = set(edges.column("source_id").to_pylist()) | set(edges.column("target_id").to_pylist())
+    missing = ends - set(nodes.column("id").to_pylist())
+    if not missing:
+        return upserts
+    full = tables["nodes"]
+    kept = full.filter(
+        pc.is_in(full.column("id"), value_set=pa.array(sorted(missing), full.schema.field("id").type))
+    )
+    return {**upserts, "nodes": pa.concat_tables([nodes, kept])}
 
 
 def row_key(table: str, row: dict[str, Any]) -> str:

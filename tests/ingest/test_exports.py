@@ -84,10 +84,9 @@ def test_tabular_exports_read_back_equal_the_views(
         assert meta.row_group(0).column(0).compression == "ZSTD"
 
 
-def test_graphml_reads_back_equal_to_graph_views(ingested: tuple[Pipeline, str], tmp_path: Path) -> None:
-    p, plan_key = ingested
-    export_plan(p.store, plan_key, "graphml", tmp_path / "g")
-    graph = nx.read_graphml(tmp_path / "g" / "graph.graphml", force_multigraph=True)
+def _read_graphml(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A GraphML export's nodes and edges as the views' rows (JSON attributes decoded)."""
+    graph = nx.read_graphml(folder / "graph.graphml", force_multigraph=True)
     node_json = set(filter(None, graph.graph["node_json_keys"].split(",")))
     edge_json = set(filter(None, graph.graph["edge_json_keys"].split(",")))
 
@@ -95,7 +94,7 @@ def test_graphml_reads_back_equal_to_graph_views(ingested: tuple[Pipeline, str],
         return {k: json.loads(v) if k in json_keys else v for k, v in attrs.items() if k != drop}
 
     nodes = [
-        {"id": n, "label": attrs["label"], "properties": decoded(attrs, node_json, "label")}
+        {"id": n, "label": attrs.get("label"), "properties": decoded(attrs, node_json, "label")}
         for n, attrs in sorted(graph.nodes(data=True))
     ]
     edges = sorted(
@@ -110,9 +109,36 @@ def test_graphml_reads_back_equal_to_graph_views(ingested: tuple[Pipeline, str],
         ),
         key=lambda e: f"{e['source_id']}|{e['target_id']}|{e['type']}",
     )
+    return nodes, edges
+
+
+def test_graphml_reads_back_equal_to_graph_views(ingested: tuple[Pipeline, str], tmp_path: Path) -> None:
+    p, plan_key = ingested
+    export_plan(p.store, plan_key, "graphml", tmp_path / "g")
+    nodes, edges = _read_graphml(tmp_path / "g")
     views = _views(p, plan_key)
     assert nodes == views["nodes"] and edges == views["edges"]
     assert {n["label"] for n in nodes} == {"Document", "ParentChunk", "Chunk"}
+
+
+def test_a_graphml_increment_holds_every_node_its_edges_join_in_full(
+    ingested: tuple[Pipeline, str], tmp_path: Path
+) -> None:
+    """A new edge to a node the edit kept needs that node in the file: written bare (no label,
+    no properties), an insert-or-replace by id downstream would blank the kept node."""
+    p, plan_key = ingested
+    first = export_plan(p.store, plan_key, "graphml", tmp_path / "g1")
+    edited = p.inbox / "getting-started.md"
+    edited.write_text(edited.read_text() + "\n\nA paragraph added after the first export.\n")
+    p.run_engine()
+    increment = export_plan(p.store, plan_key, "graphml", tmp_path / "g2", since=first.folder)
+    nodes, edges = _read_graphml(increment.folder)
+    views = _views(p, plan_key)
+    ends = {e["source_id"] for e in edges} | {e["target_id"] for e in edges}
+    assert edges and all(e in views["edges"] for e in edges)
+    assert ends <= {n["id"] for n in nodes}
+    assert all(n in views["nodes"] for n in nodes)  # each written as the views hold it
+    assert increment.manifest["rows"]["nodes"] == len(nodes) < len(views["nodes"])
 
 
 @on_both_backends()
