@@ -144,7 +144,7 @@ class Launcher:
         )
         if not result.success:
             errors = [
-                f"{event.step_key}: {event.event_specific_data.error.message.strip()}"
+                f"{event.step_key}: {_cause(event.event_specific_data.error)}"
                 for event in result.all_events
                 if event.is_step_failure
             ]
@@ -152,3 +152,14 @@ class Launcher:
                 f"run {result.run_id} failed: " + "; ".join(errors or ["see the Dagster run log"])
             )
         return result.run_id
+
+
+def _cause(error: Any) -> str:
+    """The message of a step's failure that says what went wrong: the first error in the chain
+    that is not Dagster's wrapper of the step (whose message names only the op)."""
+    while error.cls_name.startswith("Dagster") and error.cause is not None:
+        error = error.cause
+    message = error.message.strip()
+    # Dagster's message starts with the class's qualified name: the text is what it says.
+    head, _, text = message.partition(": ")
+    return text if head.rsplit(".", 1)[-1] == error.cls_name and text else message

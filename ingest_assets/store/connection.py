@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -27,6 +28,10 @@ from ingest_assets.store import host, lake, lake_lock
 from ingest_assets.store.errors import StoreError
 from ingest_assets.store.schema import ensure_schema
 
+_log = logging.getLogger(__name__)
+# How long a wait for another process's lock goes unannounced (most waits are brief).
+_SAY_WAITING_AFTER = 2.0
+
 __all__ = ["CONFLICT_ATTEMPTS", "Connections", "retried"]
 
 T = TypeVar("T")
@@ -36,10 +41,23 @@ CONFLICT_ATTEMPTS = 15
 _FIRST_DELAY, _MAX_DELAY = 0.02, 2.0
 
 
+def _disk_full(error: BaseException) -> bool:
+    return "no space left on device" in str(error).lower()
+
+
+def _disk_full_error(path: Path | str, error: BaseException) -> str:
+    return (
+        f"{path}: the disk holding the store is full ({str(error).strip()}); free space there, or "
+        "pass another --db / INGEST_DUCKDB, and run again (what was committed before stays)"
+    )
+
+
 def _open_error(path: Path, error: Exception) -> str:
     """A message for a store file that cannot be opened or written, other than a lock."""
     text = str(error)
     lower = text.lower()
+    if _disk_full(error):
+        return _disk_full_error(path, error)
     if any(w in lower for w in ("permission denied", "not permitted", "read-only", "read only")):
         return (
             f"{path}: the store cannot be written ({text.strip()}); make the file and its folder "
@@ -239,6 +257,18 @@ class Connections:
 
     @contextmanager
     def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """:meth:`_open_store`, a full disk reported as that with the fix (DuckDB says only
+        that a write failed, at whichever write or checkpoint met the full disk)."""
+        try:
+            with self._open_store() as con:
+                yield con
+        except duckdb.IOException as error:
+            if not _disk_full(error):
+                raise
+            raise StoreError(_disk_full_error(self.path, error)) from error
+
+    @contextmanager
+    def _open_store(self) -> Iterator[duckdb.DuckDBPyConnection]:
         if self.is_lake:
             with self._open_lake() as con:
                 yield con
@@ -312,10 +342,23 @@ class Connections:
 
     def _attach(self) -> duckdb.DuckDBPyConnection:
         """Attach the file, waiting while another process holds it, up to ``lock_timeout``."""
+        said = []
+
+        def say_once(state: tenacity.RetryCallState) -> None:
+            # A wait of up to lock_timeout must not look like a hang.
+            if not said and state.seconds_since_start and state.seconds_since_start >= _SAY_WAITING_AFTER:
+                said.append(True)
+                _log.warning(
+                    "%s: another process holds the store; waiting up to %.0f s (INGEST_LOCK_TIMEOUT_SECONDS)",
+                    self.path,
+                    self.lock_timeout,
+                )
+
         waiting = tenacity.Retrying(
             stop=tenacity.stop_after_delay(self.lock_timeout),
             wait=tenacity.wait_exponential(multiplier=0.05, max=1.0),
             retry=tenacity.retry_if_exception(_is_lock_error),
+            before_sleep=say_once,
             reraise=True,
         )
         try:
@@ -327,7 +370,8 @@ class Connections:
                 raise StoreError(_open_error(self.path, error)) from error
             raise StoreError(
                 f"{self.path}: cannot open the store ({error}); another process holds it "
-                f"longer than {self.lock_timeout:.0f} s: wait for it, or raise lock_timeout"
+                f"longer than {self.lock_timeout:.0f} s: wait for it, or raise INGEST_LOCK_TIMEOUT_SECONDS "
+                "(lock_timeout_seconds of the store resource in the UI)"
             ) from error
         raise AssertionError("unreachable")
 

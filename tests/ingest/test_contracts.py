@@ -233,3 +233,40 @@ def test_an_unreadable_file_is_named_and_the_rest_of_the_inbox_is_ingested(tmp_p
     assert summary["documents"]["parsed"] == 1 and summary["current"]["documents"] == 1
     assert summary["skipped"] == [f"{locked.resolve()}: cannot be read (Permission denied; make it readable)"]
     assert f"ingest run: skipped {locked.resolve()}: cannot be read" in done.stderr
+
+
+def test_a_full_disk_is_named_with_the_fix_and_the_store_works_once_there_is_room(tmp_path: Path) -> None:
+    """A store on a full disk failed with Dagster's 'Error occurred while executing op' and
+    nothing after it (the cause was cut). Now the run's failure names the store, the full disk
+    and the fix; with room again the next run completes and the store verifies. A small tmpfs
+    in a mount namespace of its own (gone with the process), as ``ingest`` runs."""
+    import shlex
+    import subprocess
+    import sys
+
+    sample = Path(__file__).resolve().parents[2] / "data" / "sample"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text((Path(__file__).resolve().parents[2] / "dagster.yaml").read_text())
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    ingest = f"{shlex.quote(sys.executable)} -m ingest_assets.cli"
+    store = shlex.quote(str(disk / "store.duckdb"))
+    script = f"""
+        mount -t tmpfs -o size=1M tmpfs {shlex.quote(str(disk))} || exit 90
+        {ingest} run --inbox {shlex.quote(str(sample))} --db {store} 2>&1; echo "exit=$?"
+        mount -o remount,size=64M {shlex.quote(str(disk))} || exit 91
+        {ingest} run --inbox {shlex.quote(str(sample))} --db {store} --json > /dev/null 2>&1; echo "exit=$?"
+        {ingest} verify --db {store} 2>&1; echo "exit=$?"
+    """
+    unshare = ["unshare", "--mount"] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--mount"]
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    done = subprocess.run(
+        [*unshare, "bash", "-c", script], capture_output=True, text=True, env=env, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    full_disk = f"{disk / 'store.duckdb'}: the disk holding the store is full ("
+    assert full_disk in out and "No space left on device); free space there, or pass another --db" in out
+    assert [line for line in out.splitlines() if line.startswith("exit=")] == ["exit=1", "exit=0", "exit=0"]
+    assert "unexpected error" not in out
