@@ -492,9 +492,12 @@ def test_the_store_binds_no_python_list_as_a_parameter() -> None:
     assert found == []
 
 
-def test_a_file_another_process_holds_is_waited_for_then_refused_naming_it(tmp_path: Path) -> None:
+def test_a_file_another_process_holds_is_waited_for_then_refused_naming_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """DuckDB allows one process per file: opening one another process holds is retried until
-    ``lock_timeout``, then refused with a message that names the file and the fix; an error
+    ``lock_timeout`` (a wait past a moment says so, once: it must not look like a hang), then
+    refused with a message that names the file and the setting that gives more time; an error
     that only mentions a lock or a block is not taken for one."""
     path = tmp_path / "held.duckdb"
     IngestStore(path).check()
@@ -506,6 +509,15 @@ def test_a_file_another_process_holds_is_waited_for_then_refused_naming_it(tmp_p
         with pytest.raises(StoreError, match=r"another process holds it longer than 1 s"):
             IngestStore(path, lock_timeout=1).check()
         assert 1 <= time.monotonic() - started < 10
+        caplog.clear()
+        with pytest.raises(
+            StoreError, match=r"longer than 4 s: wait for it, or raise INGEST_LOCK_TIMEOUT_SECONDS"
+        ):
+            IngestStore(path, lock_timeout=4).check()
+        said = [r.getMessage() for r in caplog.records if "waiting up to" in r.getMessage()]
+        assert said == [
+            f"{path}: another process holds the store; waiting up to 4 s (INGEST_LOCK_TIMEOUT_SECONDS)"
+        ]
     finally:
         holder.kill()
         holder.wait()
