@@ -258,7 +258,8 @@ class Connections:
     @contextmanager
     def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """:meth:`_open_store`, a full disk reported as that with the fix (DuckDB says only
-        that a write failed, at whichever write or checkpoint met the full disk)."""
+        that a write failed, at whichever write or checkpoint met the full disk), and a write to
+        a store this user may only read (attached read-only) as that."""
         try:
             with self._open_store() as con:
                 yield con
@@ -266,6 +267,10 @@ class Connections:
             if not _disk_full(error):
                 raise
             raise StoreError(_disk_full_error(self.path, error)) from error
+        except duckdb.InvalidInputException as error:
+            if "read-only mode" not in str(error):
+                raise
+            raise StoreError(_open_error(self.path, error)) from error
 
     @contextmanager
     def _open_store(self) -> Iterator[duckdb.DuckDBPyConnection]:

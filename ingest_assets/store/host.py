@@ -78,6 +78,23 @@ def _key(path: Path | str) -> str:
     return str(path) if lake.is_lake(path) else os.path.abspath(path)
 
 
+def _attach_file(host: duckdb.DuckDBPyConnection, key: str, alias: str) -> None:
+    """Attach the file ``key`` as ``alias``: for writing, or read-only when this user may read
+    it but not write it (so the commands that only read work on a store they may not change;
+    a write then fails with DuckDB's read-only error, which the store names)."""
+    quoted = key.replace("'", "''")
+    try:
+        host.execute(f"ATTACH '{quoted}' AS {alias}")
+    except duckdb.IOException as error:
+        if (
+            "permission denied" not in str(error).lower()
+            or not os.access(key, os.R_OK)
+            or os.access(key, os.W_OK)
+        ):
+            raise
+        host.execute(f"ATTACH '{quoted}' AS {alias} (READ_ONLY)")
+
+
 def attach(
     path: Path | str, config: dict[str, str], data_path: str | None = None
 ) -> duckdb.DuckDBPyConnection:
@@ -110,8 +127,7 @@ def attach(
                 lake.load_extensions(host)
                 host.execute(lake.attach_statement(key, alias, data_path))
             else:
-                quoted = key.replace("'", "''")
-                host.execute(f"ATTACH '{quoted}' AS {alias}")
+                _attach_file(host, key, alias)
         cursor = host.cursor()
         _attached[key] = (alias, users + 1)
     try:

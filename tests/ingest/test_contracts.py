@@ -206,6 +206,14 @@ def test_the_inbox_walk_names_each_skipped_entry_with_why_in_path_order(tmp_path
     ]
 
 
+def _as_a_user(command: list[str]) -> list[str]:
+    """``command`` run with file permissions checked: root reads and writes any file, so it
+    runs without that right."""
+    if os.geteuid() == 0:
+        return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    return command
+
+
 def test_an_unreadable_file_is_named_and_the_rest_of_the_inbox_is_ingested(tmp_path: Path) -> None:
     """One file the process may not read stopped the whole inbox (``Permission denied`` from
     the scan's hash, nothing ingested); now it is skipped and named, the rest goes on. Run as
@@ -224,10 +232,10 @@ def test_an_unreadable_file_is_named_and_the_rest_of_the_inbox_is_ingested(tmp_p
     (home / "dagster.yaml").write_text((Path(__file__).resolve().parents[2] / "dagster.yaml").read_text())
     command = [sys.executable, "-m", "ingest_assets.cli", "run", "--json", "--inbox", str(inbox)]
     command += ["--db", str(tmp_path / "store.duckdb")]
-    if os.geteuid() == 0:  # root reads any file: drop that right
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
     env = {**os.environ, "DAGSTER_HOME": str(home)}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    done = subprocess.run(
+        _as_a_user(command), capture_output=True, text=True, env=env, timeout=300, check=False
+    )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["documents"]["parsed"] == 1 and summary["current"]["documents"] == 1
@@ -270,3 +278,43 @@ def test_a_full_disk_is_named_with_the_fix_and_the_store_works_once_there_is_roo
     assert full_disk in out and "No space left on device); free space there, or pass another --db" in out
     assert [line for line in out.splitlines() if line.startswith("exit=")] == ["exit=1", "exit=0", "exit=0"]
     assert "unexpected error" not in out
+
+
+def test_a_store_this_user_may_only_read_serves_every_reading_command(tmp_path: Path) -> None:
+    """A store file the user may read but not write (a shared store, a copy made read-only)
+    was refused by every command, ``verify`` and ``changes`` too ('the store cannot be
+    written'). The commands that only read now work on it; a run that has work to write is
+    refused with the fix, and the store is unchanged."""
+    import shutil
+    import subprocess
+    import sys
+
+    inbox = tmp_path / "inbox"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "data" / "sample", inbox)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text((Path(__file__).resolve().parents[2] / "dagster.yaml").read_text())
+    store = tmp_path / "store.duckdb"
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+
+    def ingest(*args: str) -> subprocess.CompletedProcess[str]:
+        command = _as_a_user([sys.executable, "-m", "ingest_assets.cli", *args, "--db", str(store)])
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+
+    assert ingest("run", "--inbox", str(inbox)).returncode == 0
+    store.chmod(0o444)
+    before = store.read_bytes()
+    for args, shown in (
+        (["verify"], "edges_resolve: ok"),
+        (["changes", "--plan", "default"], "getting-started.md"),
+        (["search", "orchard harvest"], "orchard"),
+        (["export", "--plan", "default", "--out", str(tmp_path / "export")], "in view"),
+    ):
+        done = ingest(*args)
+        assert done.returncode == 0 and shown in done.stdout, (args, done.stderr)
+    (inbox / "new.md").write_text("# New\n\nA file added after the store was made read-only.\n")
+    done = ingest("run", "--inbox", str(inbox))
+    assert done.returncode == 1
+    assert f"{store}: the store cannot be written (" in done.stderr
+    assert "make the file and its folder writable by this user, or pass another --db" in done.stderr
+    assert store.read_bytes() == before
