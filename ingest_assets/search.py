@@ -15,14 +15,13 @@ from dataclasses import dataclass
 
 from chunking import Chunk
 from ingest_assets.embeddings import load_model
-from ingest_assets.plans import Plan
 from ingest_assets.store import IngestStore
 
-__all__ = ["Hit", "SearchError", "plan_for", "search", "served_key"]
+__all__ = ["Hit", "SearchError", "ServedPlan", "search", "served_plan"]
 
 
 class SearchError(ValueError):
-    """A search that cannot run: the plan does not embed, or its vectors are not in the store."""
+    """A search that cannot run: no such plan, or it serves no vectors."""
 
 
 @dataclass(frozen=True)
@@ -37,71 +36,71 @@ class Hit:
     text: str
 
 
-def plan_for(plans: list[Plan], name: str | None) -> Plan:
-    """The plan ``name`` (a name or key) of ``plans``, or with no name the plan ``default``,
-    else the first that embeds.
+@dataclass(frozen=True)
+class ServedPlan:
+    """A plan as the store serves its vectors: its name, live key, and the model spec and
+    dimension the served vectors were made with."""
+
+    name: str
+    key: str
+    model: str
+    dimension: int
+
+
+def served_plan(store: IngestStore, name: str | None = None) -> ServedPlan:
+    """The plan ``name`` (a name, or any key it has had) as the store serves it, or with no
+    name the plan ``default``, else the first by name that serves vectors. From the store
+    alone: a reader needs no plans file, and the model is the one the served vectors were made
+    with, so a search keeps working while a new key (or model) of the plan is being built.
 
     Raises:
-        SearchError: No such plan, or it has no embedding stage; the message says what to add.
+        SearchError: No such plan, or it serves no vectors (it does not embed, or has not run).
     """
-    embedding = [p for p in plans if p.embedding is not None]
+    plans = store.query("SELECT plan_key, name, state FROM plan_status ORDER BY name, plan_key")
+    if not plans:
+        raise SearchError("the store holds no plan yet; run `ingest run` first")
+    live = {
+        plan_name: ServedPlan(plan_name, key, json.loads(settings)["model"], int(dimension))
+        for plan_name, key, settings, dimension in store.query(
+            "SELECT s.name, s.plan_key, e.settings, e.dimension FROM plan_status s "
+            "JOIN plan_embeddings e USING (plan_key) WHERE s.state = 'live' ORDER BY s.name"
+        )
+    }
     if name is None:
-        named = [p for p in embedding if p.name == "default"] or embedding
-        if not named:
-            raise SearchError("no plan in the plans file has an embedding stage; add embedding: to one")
-        return named[0]
-    for plan in plans:
-        if plan.name == name or plan.key == name:
-            if plan.embedding is None:
-                raise SearchError(
-                    f"plan {name!r} has no embedding stage; add embedding: to it in the plans file"
-                )
-            return plan
-    raise SearchError(f"no plan {name!r}; the plans are: {', '.join(p.name for p in plans)}")
+        if not live:
+            raise SearchError(
+                "no plan in the store serves vectors; add embedding: to a plan of the plans file "
+                "and run `ingest run`"
+            )
+        return live.get("default") or next(iter(live.values()))
+    named = {key: plan_name for key, plan_name, _ in plans} | {n: n for _, n, _ in plans}
+    if name not in named:
+        known = ", ".join(sorted({n for _, n, _ in plans}))
+        raise SearchError(f"no plan {name!r} in the store; its plans are: {known}")
+    if named[name] not in live:
+        raise SearchError(
+            f"plan {named[name]!r} serves no vectors: add embedding: to it in the plans file and "
+            "run `ingest run`"
+        )
+    return live[named[name]]
 
 
 def _label(heading_path: list[str]) -> str | None:
     return Chunk.model_construct(heading_path=list(heading_path)).section_label()
 
 
-def served_key(store: IngestStore, plan: Plan) -> tuple[str, str, int]:
-    """The key ``plan``'s name serves (its live key, which is the plans file's key unless a new
-    one is still building), with the model spec and dimension its vectors were made with.
-
-    Raises:
-        SearchError: No key of the plan serves vectors yet (run ``ingest run`` first).
-    """
-    rows = store.query(
-        "SELECT s.plan_key, e.settings, e.dimension FROM plan_status s "
-        "JOIN plan_embeddings e USING (plan_key) WHERE s.name = ? AND s.state = 'live'",
-        [plan.name],
-    )
-    if not rows:
-        raise SearchError(f"the store has no vectors of plan {plan.name!r}; run `ingest run` first")
-    key, settings, dimension = rows[0]
-    return key, json.loads(settings)["model"], int(dimension)
-
-
-def search(store: IngestStore, plan: Plan, query: str, k: int = 10) -> tuple[str, list[Hit]]:
-    """The served key of ``plan`` and its ``k`` current children nearest to ``query``, best first.
-
-    The query is embedded with the model the served vectors were made with, so a search keeps
-    working while a new key (or a new model) of the plan is being built.
-
-    Raises:
-        SearchError: The plan does not embed, or the store serves no vectors of it yet.
-    """
-    if plan.embedding is None:
-        raise SearchError(f"plan {plan.name!r} has no embedding stage")
-    key, spec, dim = served_key(store, plan)
-    vector = load_model(spec).embed_batch([query])[0].tolist()
+def search(store: IngestStore, plan: ServedPlan, query: str, k: int = 10) -> list[Hit]:
+    """The ``k`` current children of ``plan`` (:func:`served_plan`) nearest to ``query``, best
+    first; the query is embedded with the model the served vectors were made with."""
+    dim = plan.dimension
+    vector = load_model(plan.model).embed_batch([query])[0].tolist()
     rows = store.query(
         f"SELECT id::VARCHAR, parent_id::VARCHAR, heading_path, source_uri, "
         f"array_cosine_similarity(vector::FLOAT[{dim}], ?::JSON::FLOAT[{dim}]) AS score, text "
         "FROM chunk_vectors WHERE plan_key = ? ORDER BY score DESC, id LIMIT ?",
         # The query vector as one JSON text: DuckDB's client binds a list element by element.
-        [json.dumps(vector), key, k],
+        [json.dumps(vector), plan.key, k],
     )
-    return key, [
+    return [
         Hit(i, parent, _label(path), uri, float(score), text) for i, parent, path, uri, score, text in rows
     ]

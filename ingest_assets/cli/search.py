@@ -9,10 +9,9 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from ingest_assets.cli.common import PLANS_HELP, CommandError, add_db_option, open_store
+from ingest_assets.cli.common import CommandError, add_db_option, open_store
 from ingest_assets.inbox import file_name
-from ingest_assets.plans import PlanError, load_plans
-from ingest_assets.search import Hit, SearchError, plan_for, search, served_key
+from ingest_assets.search import Hit, SearchError, search, served_plan
 from ingest_assets.settings import Settings
 from ingest_assets.store import StoreError
 
@@ -24,10 +23,11 @@ HELP = 'nearest child chunks to a query ("TEXT" [--plan NAME] [-k 10])'
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``ingest search``."""
     parser.add_argument("query", help="the text to search for")
-    parser.add_argument("--plan", help="plan name or key (default: 'default', else the first that embeds)")
+    parser.add_argument(
+        "--plan", help="plan name or key (default: 'default', else the first that serves vectors)"
+    )
     parser.add_argument("-k", type=int, default=10, help="how many chunks (default 10)")
     add_db_option(parser)
-    parser.add_argument("--plans", metavar="FILE", help=PLANS_HELP)
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -41,28 +41,24 @@ def _print(hits: list[Hit]) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    """``ingest search``: the hits as text or JSON; 2 for an invalid plans file, 1 for a search
-    that cannot run (a blank query, no store file, no vectors: the message says why)."""
+    """``ingest search``: the hits as text or JSON; 1 for a search that cannot run (a blank
+    query, no store file, no such plan, no vectors: the message says why). The plan and its
+    model come from the store, so no plans file is needed."""
     try:
         if not args.query.strip():
             raise SearchError("the query is empty; pass the text to search for")
         if args.k <= 0:
             raise SearchError("-k must be a positive number of chunks")
-        plans = load_plans(args.plans or settings.plans_file)
-        plan = plan_for(plans, args.plan)
         store = open_store(args.db, settings)  # read-only: a missing store is not created
-        key, hits = search(store, plan, args.query, args.k)
-        spec = served_key(store, plan)[1]
-    except PlanError as error:
-        print(f"ingest search: invalid plans: {error}", file=sys.stderr)
-        return 2
+        plan = served_plan(store, args.plan)
+        hits = search(store, plan, args.query, args.k)
     except (CommandError, SearchError, StoreError, OSError) as error:
         print(f"ingest search: {error}", file=sys.stderr)
         return 1
     if args.json:
         out: list[dict[str, Any]] = [asdict(hit) for hit in hits]
-        print(json.dumps({"plan": key, "hits": out}, indent=2))
+        print(json.dumps({"plan": plan.key, "hits": out}, indent=2))
     else:
-        print(f"plan {key}, model {spec}")
+        print(f"plan {plan.key}, model {plan.model}")
         _print(hits)
     return 0

@@ -51,7 +51,7 @@ def test_the_flags_of_each_command_stay(capsys: pytest.CaptureFixture[str]) -> N
         "changes": ["--db", "--since", "--run", "--plan", "--chunks", "--json"],
         "export": ["--db", "--plan", "--format", "--out", "--since", "--json"],
         "verify": ["--db", "--json"],
-        "search": ["--plan", "-k", "--db", "--plans", "--json"],
+        "search": ["--plan", "-k", "--db", "--json"],
         "inspect": ["--plans", "--plan", "--kind", "--level", "--full", "--width"],
         "shards": ["SHARD", "--inbox", "--db", "--plans"],
     }

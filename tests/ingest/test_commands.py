@@ -74,7 +74,7 @@ def test_every_command_works_on_either_backend(
     assert json.loads(out)["exact_slices[child]"] == []
 
     code, out, err = _ingest(pipeline, capsys, "search", "how do I change the chunk size", "--db", db,
-                             "--plans", plans, "-k", "3", "--json")  # fmt: skip
+                             "-k", "3", "--json")  # fmt: skip
     assert code == 0, err
     found = json.loads(out)
     assert found["plan"] == key and len(found["hits"]) == 3

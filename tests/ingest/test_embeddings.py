@@ -26,7 +26,7 @@ from ingest_assets.embeddings import embedded_text, models, texts
 from ingest_assets.engine import SHARDS
 from ingest_assets.engine.tasks import stored_chunk
 from ingest_assets.plans import PlanError, load_plans
-from ingest_assets.search import search
+from ingest_assets.search import search, served_plan
 from ingest_assets.store import SCHEMA_VERSION, IngestStore, invariants
 from tests.example_budget import examples
 from tests.ingest.conftest import Pipeline, plan_spec
@@ -202,8 +202,9 @@ def test_search_finds_children_by_their_own_text(pipeline: Pipeline, mode: str) 
     or the contextual text with its heading path above it)."""
     pipeline.write_plans(default=embedding_plan(child=80, chat_child=80, text=mode))
     (key,) = pipeline.run_engine()["plans"]
-    (plan,) = pipeline.plans()
     store = pipeline.store
+    served = served_plan(store, "default")
+    assert served.key == key
     hashes = dict(pipeline.rows("SELECT id::VARCHAR, text_hash FROM chunk_vectors WHERE plan_key = ?", key))
     sets = [r[0] for r in pipeline.rows("SELECT set_key FROM chunk_texts WHERE text_mode = ?", mode)]
     embedded = {
@@ -217,7 +218,7 @@ def test_search_finds_children_by_their_own_text(pipeline: Pipeline, mode: str) 
     picked = random.Random(20).sample(sorted(hashes), 100)
     found = 0
     for chunk_id in picked:
-        _, (hit,) = search(store, plan, embedded[chunk_id], k=1)
+        (hit,) = search(store, served, embedded[chunk_id], k=1)
         found += hashes[hit.id] == hashes[chunk_id]  # the chunk, or one with the same embedded text
     assert found >= 95, f"recall@1 {found}/100"
 
@@ -227,7 +228,9 @@ def test_search_command_prints_parent_label_source_and_score(
 ) -> None:
     pipeline.write_plans(default=embedding_plan())
     pipeline.run_engine()
-    args = ["search", "harvest of the orchard", "--db", str(pipeline.db), "--plans", str(pipeline.plans_file)]
+    # From the store alone: the plan, its live key and its model are there (no plans file).
+    pipeline.plans_file.unlink()
+    args = ["search", "harvest of the orchard", "--db", str(pipeline.db)]
     assert main([*args, "-k", "3"]) == 0
     out = capsys.readouterr().out
     assert out.count("parent ") == 3 and "orchard" in out
@@ -235,11 +238,14 @@ def test_search_command_prints_parent_label_source_and_score(
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert len(hits) == 2 and hits[0]["score"] >= hits[1]["score"]
     assert {"parent_id", "label", "source_uri", "score"} <= set(hits[0])
-    pipeline.write_plans(default=plan_spec())
+    assert main([*args, "--plan", "nosuch"]) == 1
+    assert "no plan 'nosuch' in the store; its plans are: default" in capsys.readouterr().err
+    pipeline.write_plans(default=plan_spec())  # the plan no longer embeds
+    pipeline.run_engine()
     assert main(args) == 1
-    assert "no plan in the plans file has an embedding stage" in capsys.readouterr().err
+    assert "no plan in the store serves vectors; add embedding: to a plan" in capsys.readouterr().err
     assert main([*args, "--plan", "default"]) == 1
-    assert "plan 'default' has no embedding stage" in capsys.readouterr().err
+    assert "plan 'default' serves no vectors: add embedding: to it" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
