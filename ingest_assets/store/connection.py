@@ -69,6 +69,11 @@ def _open_error(path: Path, error: Exception) -> str:
             "(the project pins it for the lake extensions); delete the file (and its .wal) and run "
             "again to rebuild it from the inbox, which is the source, or pass another --db / INGEST_DUCKDB"
         )
+    if 'extension "sqlite"' in lower:  # DuckDB knows a SQLite file and asks for its extension
+        return (
+            f"{path}: is a SQLite database, not a DuckDB file; pass another --db / INGEST_DUCKDB "
+            "(nothing was written to it)"
+        )
     if "not a valid duckdb" in lower or "database file" in lower or "serializ" in lower:
         return (
             f"{path}: is not a DuckDB database this DuckDB {duckdb.__version__} can read "
@@ -395,6 +400,10 @@ class Connections:
                 con.execute("CHECKPOINT")
             except duckdb.Error as error:
                 raise StoreError(_open_error(self.path, error)) from error
+            # A file this user may only read is attached read-only (for the reading commands).
+            readonly = "SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()"
+            if con.execute(readonly).fetchone()[0]:
+                raise StoreError(_open_error(self.path, PermissionError("read-only for this user")))
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:

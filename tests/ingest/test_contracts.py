@@ -314,7 +314,7 @@ def test_a_store_this_user_may_only_read_serves_every_reading_command(tmp_path: 
         assert done.returncode == 0 and shown in done.stdout, (args, done.stderr)
     (inbox / "new.md").write_text("# New\n\nA file added after the store was made read-only.\n")
     done = ingest("run", "--inbox", str(inbox))
-    assert done.returncode == 1
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr  # before any run starts
     assert f"{store}: the store cannot be written (" in done.stderr
     assert "make the file and its folder writable by this user, or pass another --db" in done.stderr
     assert store.read_bytes() == before

@@ -3,6 +3,7 @@ migrated, or refused with a clear message (no traceback) and the file left as it
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import os
@@ -79,6 +80,21 @@ def test_file_that_is_not_duckdb_is_refused_and_left_alone(tmp_path: Path) -> No
     before = _digest(db)
     err = _cli_error(tmp_path, db)
     assert "is not a DuckDB database" in err and "nothing was written" in err, err
+    assert _digest(db) == before
+
+
+def test_a_sqlite_file_is_named_as_one_and_left_alone(tmp_path: Path) -> None:
+    """DuckDB knows a SQLite file and asked for its extension ('Install it first using INSTALL
+    sqlite'), which pointed the user the wrong way."""
+    import sqlite3
+
+    db = tmp_path / "app.db"
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        con.execute("CREATE TABLE notes (body TEXT)")
+        con.commit()
+    before = _digest(db)
+    err = _cli_error(tmp_path, db)
+    assert f"{db}: is a SQLite database, not a DuckDB file; pass another --db" in err, err
     assert _digest(db) == before
 
 
