@@ -26,7 +26,7 @@ __all__ = ["PARSER_VERSION", "parse"]
 
 # 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 4: rows leave out
 # their trailing empty cells
-PARSER_VERSION = "4"
+PARSER_VERSION = "5"
 LIBRARY = f"python csv (stdlib, {sys.version.split()[0]})"
 _DELIMITERS = ",;\t|"
 _SNIFF = 64 * 1024
@@ -56,12 +56,24 @@ def _without_empty_tail(line: str, record: list[str], delimiter: str) -> str:
     return line.rstrip()
 
 
+def _quote_left_open(record: str, dialect: type[csv.Dialect] | csv.Dialect) -> bool:
+    """Whether the file's last record (from its first line to the end) ends inside a quoted
+    field: the lenient reader takes the rest of the file into that field without a word."""
+    try:
+        for _ in csv.reader(io.StringIO(record, newline=""), dialect, strict=True):
+            pass
+    except csv.Error as error:
+        return "unexpected end of data" in str(error)
+    return False
+
+
 def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
     """Parse CSV bytes into a one-section document holding one table unit.
 
     Raises:
-        ParseError: Undecodable bytes, malformed CSV, a field over the stdlib's field size
-            limit, more than ``limits.max_rows`` rows, or no rows at all.
+        ParseError: Undecodable bytes, malformed CSV (a quote never closed included), a field
+            over the stdlib's field size limit, more than ``limits.max_rows`` rows, or no rows
+            at all.
     """
     decoded, encoding, confidence = decode(data, source_uri)
     text = normalize_newlines(decoded).lstrip("\ufeff")
@@ -90,6 +102,13 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             f"malformed CSV near line {reader.line_num}: {exc}",
             "check the quoting, or split a huge single-field file",
         ) from exc
+    if consumed - first > 1 and _quote_left_open("\n".join(lines[first:]), dialect):
+        raise ParseError(
+            source_uri,
+            f"a quoted field opened on line {first + 1} is never closed, so every line after it "
+            "would be one cell",
+            'close the quote on that line; a quote inside a quoted field is written twice, ""',
+        )
 
     builder = LayoutBuilder()
     table, spans = table_text(rows)

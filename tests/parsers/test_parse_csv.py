@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from chunking.errors import ParseError
 from chunking.parsers import parse_bytes, parse_file
 from tests.parsers.conftest import assert_blank_line_layout, assert_exact_offsets
 
@@ -28,6 +31,20 @@ def test_csv_embedded_newlines_render_on_one_line() -> None:
     table = document.sections[0].units[0]
     assert [table.text[r.start : r.end] for r in table.rows] == ["name,note", "ann, two lines", "bo,plain"]
     assert_exact_offsets(document)
+
+
+def test_csv_quote_never_closed_is_refused_naming_its_line() -> None:
+    """The lenient reader took every line after an unclosed quote into one cell, silently:
+    three rows became one. Refused, naming the line; a closed multi-line field still reads."""
+    raw = b'name,note\nada,"unterminated\nbob,fine\ncy,ok\n'
+    with pytest.raises(ParseError, match=r"quoted field opened on line 2 is never closed") as caught:
+        parse_bytes(raw, kind="csv", source_uri="mem://q.csv")
+    assert caught.value.source == "mem://q.csv" and "close the quote" in caught.value.hint
+    for last in (b'dee,"open on the last line\n', b'dee,"closed\nlater"\n'):
+        document = parse_bytes(
+            raw.replace(b'"unterminated', b"closed") + last, kind="csv", source_uri="mem://q.csv"
+        )
+        assert document.metadata["row_count"] == 4
 
 
 def test_csv_rows_leave_out_trailing_empty_cells() -> None:
