@@ -188,46 +188,49 @@ class Chunk(BaseModel):
         chunker_hash: str | None = None,
         level: int = 0,
         text: str | None = None,
+        occurrence: int = 0,
     ) -> UUID:
         """Compute the chunk id.
 
-        A text chunk's id comes from the document id, the character span and, when given, the
-        chunk's text; never from the version. So an edit of a document re-ids only the chunks
-        whose span or text it changed: every other chunk keeps its id across versions, and
-        ``chunk_changes``, incremental exports and a graph store downstream see a delta
-        proportional to the edit. The text is part of the id so that one id always means one
-        text: an edit that keeps a chunk's span but changes its text (an edit inside it, or an
-        insertion before it offset by a deletion of the same length) gives a new id, and a
-        consumer keyed by chunk id (a vector index, a graph store, a cache of extractions) never
-        has to ask whether the text under an id it holds has moved: an id it has is an id it
-        never needs to embed or extract again. A change of chunk size, which moves spans,
-        changes ids.
+        A text chunk's id comes from the document id, its level, its text and which occurrence
+        of that text at that level it is (0 for the first, in document order); never from the
+        version or the span. So an edit of a document re-ids only the chunks whose text it
+        changed: a chunk an insertion above it moved keeps its id (its row, offsets included,
+        is what changed), and ``chunk_changes``, incremental exports and a graph store
+        downstream see a delta proportional to the edit. One id always means one text: a
+        consumer keyed by chunk id (a vector index, a graph store, a cache of extractions)
+        never has to ask whether the text under an id it holds has moved, and an id it has is
+        an id it never needs to embed or extract again. A change of chunk size, which changes
+        texts, changes ids. Without ``text`` the span names the chunk instead.
 
         A page chunk's id comes from the document id, the version id when given, the chunker
         hash and the index (its pages say too little of where it is to name it): a re-chunk
         with other settings never takes over chunk N of the earlier settings.
 
-        A parent (level 1) adds a level part, so a parent and a child over the same span differ;
+        A parent (level 1) adds a level part, so a parent and a child of the same text differ;
         level 0 adds none.
         """
-        return Chunk.ids_for(document_id, version_id, chunker_hash)(provenance, index, level, text)
+        make = Chunk.ids_for(document_id, version_id, chunker_hash)
+        return make(provenance, index, level, text, occurrence)
 
     @staticmethod
     def ids_for(
         document_id: UUID, version_id: UUID | None = None, chunker_hash: str | None = None
-    ) -> Callable[[TextProvenance | PageProvenance, int, int, str | None], UUID]:
-        """Return ``make(provenance, index, level, text=None)``, :meth:`id_for` of one
-        document's chunks.
+    ) -> Callable[..., UUID]:
+        """Return ``make(provenance, index, level=0, text=None, occurrence=0)``, :meth:`id_for`
+        of one document's chunks.
 
         The document's part of the name is joined and hashed once, so placing a document's
         chunks costs a copy of that hash and the hash of each chunk's own part: the same ids as
         :meth:`id_for`, which calls it.
         The name hashed is the one :func:`chunking.ids.stable_uuid` makes of the same parts:
-        ``document, start, end[, "level", level][, "text", text]`` for a text chunk (the text
-        last, so no text can forge another name), ``document[, "version", version], "page",
+        ``document[, "level", level][, "occurrence", occurrence], "text", text`` for a text
+        chunk (the text last, so no text can forge another name; ``document, start, end[,
+        "level", level]`` without a text), ``document[, "version", version], "page",
         chunker_hash, index[, "level", level]`` for a page chunk.
         """
-        # A text chunk's name leaves the version out (see id_for); a page chunk's keeps it.
+        # A text chunk's name leaves the version and span out (see id_for); a page chunk's
+        # keeps the version.
         named = uuid5_with_prefix(CHUNK_NAMESPACE.bytes, f"{document_id}{SEPARATOR}")
         paged = named
         if version_id is not None:
@@ -237,16 +240,22 @@ class Chunk(BaseModel):
             )
         page_head = f"page{SEPARATOR}{chunker_hash}{SEPARATOR}"
         level_suffix = f"{SEPARATOR}level{SEPARATOR}"
-        text_suffix = f"{SEPARATOR}text{SEPARATOR}"
 
         def make(
-            provenance: TextProvenance | PageProvenance, index: int, level: int = 0, text: str | None = None
+            provenance: TextProvenance | PageProvenance,
+            index: int,
+            level: int = 0,
+            text: str | None = None,
+            occurrence: int = 0,
         ) -> UUID:
             if isinstance(provenance, TextProvenance):
-                tail = f"{provenance.start}{SEPARATOR}{provenance.end}"
-                if level:
-                    tail = f"{tail}{level_suffix}{level}"
-                return named(tail if text is None else f"{tail}{text_suffix}{text}")
+                if text is None:
+                    tail = f"{provenance.start}{SEPARATOR}{provenance.end}"
+                    return named(f"{tail}{level_suffix}{level}" if level else tail)
+                head = f"level{SEPARATOR}{level}{SEPARATOR}" if level else ""
+                if occurrence:
+                    head = f"{head}occurrence{SEPARATOR}{occurrence}{SEPARATOR}"
+                return named(f"{head}text{SEPARATOR}{text}")
             tail = f"{page_head}{index}"
             return paged(f"{tail}{level_suffix}{level}" if level else tail)
 

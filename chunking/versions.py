@@ -26,8 +26,9 @@ __all__ = [
 # 2: pieces counted once, after trimming; 3: our cut levels (sentence before line, CJK stops);
 # 4: the recursive chunker packs whole chat turns and splits only a turn over the budget;
 # 5: no sentence end after an abbreviation or initial ("U.S.", "Mr."), stops written apart (" . ");
-# 6: text chunk ids leave out the version and cover the text (Chunk.id_for)
-SPLITTER_VERSION = "6"
+# 6: text chunk ids leave out the version and cover the text (Chunk.id_for); 7: and leave out
+# the span, naming the text's occurrence instead (an insertion keeps the ids of what it moved)
+SPLITTER_VERSION = "7"
 # How the section chunker packs units, joins pieces and carries small chunks over.
 # 2: packs on exact seam counts; 3: and units over the budget too; 4: headings travel with
 # what follows them (never a chunk of headings while more follows); 5: the last part of a unit
@@ -36,8 +37,9 @@ SPLITTER_VERSION = "6"
 # moves (packing.py, PackedSplitter.topic_cuts), not where the budget runs out; 8: a caption or
 # a line ending in a colon right before a table leads the table's first chunk; 9: a caption is
 # the word "Table" (or its like) and a number, not any line opening with the word; 10: a list
-# unit over the budget is cut between its items before it is cut at a sentence end inside one
-SECTION_PACKER_VERSION = "10"
+# unit over the budget is cut between its items before it is cut at a sentence end inside one;
+# 11: text chunk ids leave out the span, naming the text's occurrence instead (Chunk.id_for)
+SECTION_PACKER_VERSION = "11"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
 # 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row;
@@ -51,8 +53,9 @@ TABLE_RENDERING_VERSION = "5"
 # 2: no title that is the first heading and a site's suffix
 CONTEXTUAL_TEXT_VERSION = "2"
 # How the turn-window chunker packs turns.
-# 2: text chunk ids leave out the version and cover the text (Chunk.id_for)
-TURN_WINDOW_VERSION = "2"
+# 2: text chunk ids leave out the version and cover the text (Chunk.id_for); 3: and leave out
+# the span, naming the text's occurrence instead
+TURN_WINDOW_VERSION = "3"
 
 
 @cache

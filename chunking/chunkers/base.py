@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import warnings
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -182,6 +183,7 @@ class BaseChunker(BaseModel, ABC):
         fingerprint = self.fingerprint()
         make_id = Chunk.ids_for(document.id, document.version_id, fingerprint)
         strategy, title = self.strategy, document.title
+        seen: Counter[tuple[int, str]] = Counter()  # (level, text) -> chunks named so far
         for index, chunk in enumerate(chunks):
             # The strategy's chunks are fresh objects of ours: set the placement in place.
             fields = chunk.__dict__
@@ -190,7 +192,9 @@ class BaseChunker(BaseModel, ABC):
             if fields["chunker"] is None:
                 fields["chunker"] = strategy
             if fields["id"] is None:
-                fields["id"] = make_id(fields["provenance"], index, fields["level"], fields["text"])
+                named = (fields["level"], fields["text"])
+                fields["id"] = make_id(fields["provenance"], index, *named, seen[named])
+                seen[named] += 1
             if title:
                 fields["metadata"]["document_title"] = title
         self.validate_chunks(document, chunks)

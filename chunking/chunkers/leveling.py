@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, Self
 
@@ -65,7 +66,10 @@ class ParentChildChunker(BaseModel):
     def chunk_parents(self, document: Document) -> list[Chunk]:
         """Return the parent chunks of ``document`` at level 1, with level-1 ids."""
         parents = []
+        seen: Counter[str] = Counter()  # text -> parents named so far
         for chunk in self.parent.chunk(document):
+            occurrence = seen[chunk.text]
+            seen[chunk.text] += 1
             parents.append(
                 chunk.model_copy(
                     update={
@@ -78,6 +82,7 @@ class ParentChildChunker(BaseModel):
                             chunker_hash=chunk.chunker_hash,
                             level=1,
                             text=chunk.text,
+                            occurrence=occurrence,
                         ),
                     }
                 )
@@ -98,6 +103,7 @@ class ParentChildChunker(BaseModel):
         fingerprint = self.child.fingerprint()
         children: list[Chunk] = []
         seen: set[Any] = set()
+        texts: Counter[str] = Counter()  # text -> children named so far
         unit_index = _UnitIndex(document)
         for parent in sorted(parents, key=lambda p: p.index):
             if parent.id is None:
@@ -122,7 +128,9 @@ class ParentChildChunker(BaseModel):
                     index=index,
                     chunker_hash=fingerprint,
                     text=raw.text,
+                    occurrence=texts[raw.text],
                 )
+                texts[raw.text] += 1
                 if chunk_id in seen:
                     # Overlapping parents (turn overlap) can hold children over the same span.
                     chunk_id = stable_uuid(CHUNK_NAMESPACE, chunk_id, "parent", parent.id)

@@ -8,11 +8,11 @@ chunk id) that was ``added``, ``removed`` or ``changed``, with the run that did 
 stay as they were are never listed, and a write that moves nothing appends nothing. Because the
 rows are written in the transaction that moves the view, they can never disagree with it.
 
-A text chunk's id names its document, span, level and text, not the document's version
-(``chunking.Chunk.id_for``), so a new version of a document shares the ids of every chunk an
-edit left alone: those are neither added nor removed. A chunk whose span or text changed has a
-new id (the old one ``removed``, the new one ``added``). A kept id whose row moved all the same
-(a new parent, index, heading path or metadata: the earlier children of a parent that grew) is
+A text chunk's id names its document, level and text (and the text's occurrence), not the
+document's version or offsets (``chunking.Chunk.id_for``), so a new version of a document shares
+the ids of every chunk whose text an edit left alone: those are neither added nor removed. A
+chunk whose text changed has a new id (the old one ``removed``, the new one ``added``). A kept
+id whose row moved all the same (new offsets, parent, index, heading path or metadata) is
 ``changed``: a consumer re-reads its row, never its text, which the id fixes. What is compared
 is what an export's row digest covers (``exports.views``): every column but the version id.
 

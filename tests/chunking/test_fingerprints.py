@@ -152,27 +152,39 @@ def test_chunker_from_settings_rejects_unknown_strategy() -> None:
 
 # Ids stored by earlier runs: the formula must never move without a version bump, or a store
 # would see every chunk as new. (document, version, provenance, index, chunker hash, level,
-# text) -> the id it had. Issue 31 moved it once, with the strategies' versions: a text chunk's
-# id leaves out the version and covers the text (the second row was "b4439647-..." with its
-# version; without a text, a text chunk keeps the id it had without a version, the first row).
+# text, occurrence) -> the id it had. Issue 31 moved it twice, with the strategies' versions: a
+# text chunk's id left out the version and covered the text (the second row was "b4439647-..."
+# with its version; without a text, a text chunk keeps the id it had without a version, the first
+# row), then left out the span, naming the text's occurrence instead (the fourth and fifth rows
+# were "f7fb19bd-..." and "edc5d463-...", with their spans).
 _DOC = UUID("6f1c2a4e-9b0d-5e3a-8c71-2d4b6a8e0f13")
 _VERSION = UUID("0b7d9e21-4c6a-5f80-9d12-7e3f5a1b2c48")
 _T, _P = TextProvenance, PageProvenance
 _STORED_IDS = [
-    ((_DOC, None, _T(start=0, end=10), 0, None, 0, None), "df9d7b2e-3e63-590b-8fe3-0b485d05e09a"),
-    ((_DOC, _VERSION, _T(start=5, end=900), 3, None, 1, None), "882fb1ac-9718-5eca-a5a0-6f87cf9db0a1"),
-    ((_DOC, None, _T(start=5, end=900), 3, None, 1, None), "882fb1ac-9718-5eca-a5a0-6f87cf9db0a1"),
-    ((_DOC, _VERSION, _T(start=0, end=10), 0, None, 0, "Ten chars."), "f7fb19bd-3df1-56c1-8a59-529f1ff833ac"),
-    ((_DOC, None, _T(start=5, end=900), 3, None, 1, "Größe \x1f 🙂"), "edc5d463-7d67-58cc-8831-5e416758a9a2"),
-    ((_DOC, _VERSION, _P(pages=(2,)), 7, "abc123", 0, None), "690872c1-0aa7-5e01-830a-a81bfef26b40"),
-    ((_DOC, _VERSION, _P(pages=(2,)), 7, "abc123", 0, "any"), "690872c1-0aa7-5e01-830a-a81bfef26b40"),
-    ((_DOC, None, _P(pages=(1,)), 0, None, 1, None), "0af9bab5-a5b3-5af7-9ed9-9c1112f93474"),
+    ((_DOC, None, _T(start=0, end=10), 0, None, 0, None, 0), "df9d7b2e-3e63-590b-8fe3-0b485d05e09a"),
+    ((_DOC, _VERSION, _T(start=5, end=900), 3, None, 1, None, 0), "882fb1ac-9718-5eca-a5a0-6f87cf9db0a1"),
+    ((_DOC, None, _T(start=5, end=900), 3, None, 1, None, 0), "882fb1ac-9718-5eca-a5a0-6f87cf9db0a1"),
+    (
+        (_DOC, _VERSION, _T(start=0, end=10), 0, None, 0, "Ten chars.", 0),
+        "93ac72ba-39d0-5220-bc8a-d01e6919d5a2",
+    ),
+    (
+        (_DOC, None, _T(start=5, end=900), 3, None, 1, "Größe \x1f 🙂", 0),
+        "ad77637e-7e69-5712-a58a-bb62046dcffe",
+    ),
+    (
+        (_DOC, None, _T(start=5, end=900), 3, None, 1, "Größe \x1f 🙂", 2),
+        "6d232359-847f-5270-a371-2c111f626e1d",
+    ),
+    ((_DOC, _VERSION, _P(pages=(2,)), 7, "abc123", 0, None, 0), "690872c1-0aa7-5e01-830a-a81bfef26b40"),
+    ((_DOC, _VERSION, _P(pages=(2,)), 7, "abc123", 0, "any", 0), "690872c1-0aa7-5e01-830a-a81bfef26b40"),
+    ((_DOC, None, _P(pages=(1,)), 0, None, 1, None, 0), "0af9bab5-a5b3-5af7-9ed9-9c1112f93474"),
 ]
 
 
 @pytest.mark.parametrize(("parts", "stored"), _STORED_IDS)
 def test_chunk_ids_are_the_ids_earlier_runs_stored(parts: tuple, stored: str) -> None:
-    document_id, version_id, provenance, index, chunker_hash, level, text = parts
+    document_id, version_id, provenance, index, chunker_hash, level, text, occurrence = parts
     made = Chunk.id_for(
         document_id=document_id,
         version_id=version_id,
@@ -181,15 +193,19 @@ def test_chunk_ids_are_the_ids_earlier_runs_stored(parts: tuple, stored: str) ->
         chunker_hash=chunker_hash,
         level=level,
         text=text,
+        occurrence=occurrence,
     )
     assert str(made) == stored
     # The per-document maker the chunkers use gives the same id.
-    assert Chunk.ids_for(document_id, version_id, chunker_hash)(provenance, index, level, text) == made
+    make = Chunk.ids_for(document_id, version_id, chunker_hash)
+    assert make(provenance, index, level, text, occurrence) == made
     # A text chunk's id is the uuid5 of its parts, the text last (chunking.ids.stable_uuid).
     if isinstance(provenance, TextProvenance):
-        parts = [document_id, provenance.start, provenance.end]
-        parts += ["level", level] if level else []
-        parts += ["text", text] if text is not None else []
+        if text is None:
+            parts = [document_id, provenance.start, provenance.end, *(["level", level] if level else [])]
+        else:
+            parts = [document_id, *(["level", level] if level else [])]
+            parts += [*(["occurrence", occurrence] if occurrence else []), "text", text]
         assert made == stable_uuid(CHUNK_NAMESPACE, *parts)
 
 

@@ -24,7 +24,6 @@ HANDBOOK = "# Handbook\n\n" + "\n\n".join(
     for i in range(12)
 )
 
-Row = tuple[int, int, int, str]  # (level, start, end, text): what a text chunk's id names
 
 
 def _chunks(p: Pipeline, plan_key: str, document_id: Any) -> dict[str, dict[str, Any]]:
@@ -38,7 +37,8 @@ def _chunks(p: Pipeline, plan_key: str, document_id: Any) -> dict[str, dict[str,
     for chunk_id, level, provenance, text, parent_id, index in rows:
         span = json.loads(provenance)
         out[chunk_id] = {
-            "named": (level, span["start"], span["end"], text),
+            "named": (level, text),
+            "span": (span["start"], span["end"]),
             "parent_id": parent_id,
             "index": index,
         }
@@ -73,7 +73,7 @@ def _edit_and_check(
     p: Pipeline, plan_key: str, document_id: Any, edit: Any, tmp_path: Path
 ) -> tuple[dict[str, set[str]], dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any]]:
     """Apply ``edit``, run, and check the contract: changes and the incremental export hold
-    exactly the chunks whose (level, span, text) changed, plus kept ids whose row moved."""
+    exactly the chunks whose text changed, plus kept ids whose row moved (offsets included)."""
     before = _chunks(p, plan_key, document_id)
     first = export_plan(p.store, plan_key, "parquet", tmp_path / "before")
     mark = _last_at(p)
@@ -86,15 +86,15 @@ def _edit_and_check(
     for view in ("current_chunks", "graph_nodes", "chunk_vectors"):
         assert p.rows(f"SELECT id FROM {view} GROUP BY plan_key, id HAVING count(*) > 1") == []
     assert all_violations(p.store) == []
-    # Chunks whose span and text are unchanged keep their ids.
+    # Chunks whose text is unchanged keep their ids, wherever the edit moved them.
     old_named = {c["named"]: i for i, c in before.items()}
     new_named = {c["named"]: i for i, c in after.items()}
     for named in old_named.keys() & new_named.keys():
         assert old_named[named] == new_named[named]
-    # chunk_changes lists exactly the chunks whose span or text changed ...
+    # chunk_changes lists exactly the chunks whose text changed ...
     assert changes["added"] == {new_named[n] for n in new_named.keys() - old_named.keys()}
     assert changes["removed"] == {old_named[n] for n in old_named.keys() - new_named.keys()}
-    # ... and, as 'changed', the kept ids whose row moved (a new parent, a new index).
+    # ... and, as 'changed', the kept ids whose row moved (a new parent, index or offsets).
     kept = before.keys() & after.keys()
     assert changes["changed"] == {i for i in kept if before[i] != after[i]}
     # The incremental export after the edit holds only those chunks.
@@ -149,12 +149,14 @@ def test_an_edit_in_the_middle_changes_the_chunks_over_it_and_shifts_only_those_
     assert len(changes["added"]) == len(changes["removed"]) == 2
     siblings = {i for i, c in before.items() if c["parent_id"] in changes["removed"]} - changes["removed"]
     assert changes["changed"] == siblings
-    # Longer: the chunks before the edit keep their ids, those after it move (their spans do).
+    # Longer: every chunk keeps its id but the child over the edit and its parent; those after
+    # it moved (their offsets did) and are 'changed', never removed and added again.
     edit_at = same_length.index("Paragraph 6.1")
     longer = same_length.replace("Paragraph 6.1 EXPLAINS", "Paragraph 6.1 explains at length")
     changes, before, after, _ = _edit_and_check(
         p, plan_key, document_id, lambda: target.write_text(longer), tmp_path / "b"
     )
-    ahead = {i for i, c in before.items() if c["named"][2] <= edit_at}
-    assert ahead and ahead <= after.keys() and not ahead & (changes["removed"] | changes["added"])
-    assert changes["removed"] == before.keys() - ahead
+    assert len(changes["added"]) == len(changes["removed"]) == 2
+    behind = {i for i, c in before.items() if c["span"][0] > edit_at} - changes["removed"]
+    assert behind and behind <= changes["changed"]
+    assert all(after[i]["span"] != before[i]["span"] for i in behind)
