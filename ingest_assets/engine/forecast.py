@@ -88,11 +88,15 @@ class Forecast:
     plans: list[PlanForecast] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
     rates: dict[str, float] = field(default_factory=dict)
+    # The Dagster runs' own seconds (start-up, checks, hand-over): ``ingest run`` records each
+    # run's wall time less its steps' as the step ``run``; None before any was recorded.
+    run_seconds: float | None = None
 
     @property
     def seconds(self) -> float | None:
-        """The estimated seconds of the whole run (parse and every plan), None without timings."""
-        parts = [self.parse_seconds] + [p.seconds for p in self.plans]
+        """The estimated seconds of the whole run (parse, every plan and the Dagster runs
+        around them), None without timings."""
+        parts = [self.parse_seconds, self.run_seconds] + [p.seconds for p in self.plans]
         known = [p for p in parts if p is not None]
         return sum(known) if known else None
 
@@ -197,6 +201,12 @@ def forecast(store: IngestStore, inbox: str | Path, plans: Sequence[Plan], setti
             result.plans.append(_plan_forecast(store, plan, docs, stored, states, result.rates))
     serving = {key for key, state in states.items() if state != "retired"}
     result.retired = sorted(serving - {p.key for p in plans})
+    if "run" in result.rates:
+        # ``ingest run`` launches a documents run when files moved, and a chunks run per plan with work.
+        runs = int(bool(result.new or result.changed or result.deleted)) + sum(
+            1 for p in result.plans if p.seconds
+        )
+        result.run_seconds = runs * result.rates["run"]
     return result
 
 
@@ -252,8 +262,10 @@ def _plan_forecast(
 
 def rates_text(rates: dict[str, float]) -> str:
     """The stored rates an estimate is based on, for people: microseconds per byte parsed or
-    character chunked, per step."""
+    character chunked, per step, and seconds per Dagster run."""
     return ", ".join(
-        f"{step} {rate * 1e6:.2f} us/{'byte' if step == 'parse' else 'char'}"
+        f"{step} {rate:.2f} s/Dagster run"
+        if step == "run"
+        else f"{step} {rate * 1e6:.2f} us/{'byte' if step == 'parse' else 'char'}"
         for step, rate in sorted(rates.items())
     )

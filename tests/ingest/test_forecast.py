@@ -225,3 +225,26 @@ def test_ingest_plans_diff_words_each_keys_state_and_shows_embeddings(
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "  embedding: none (the plan embeds nothing)" in out and _kind_row(out, "markdown")[-1] == "-"
+
+
+def test_the_estimate_counts_the_dagster_runs_ingest_run_will_launch(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a small store the estimate said 0.09 s for a run that took 9 s: the steps' work only,
+    not the Dagster runs around it. ``ingest run`` records each run's own seconds (its wall time
+    less its steps'); the estimate adds them for each run it would launch."""
+    pipeline.run()  # a documents run and a chunks run
+    ((runs, own),) = pipeline.rows("SELECT count(*), min(seconds) FROM step_timings WHERE step = 'run'")
+    assert runs == 2 and own > 0
+    edited = pipeline.inbox / "getting-started.md"
+    edited.write_text(edited.read_text() + "\n\nOne more paragraph.\n")
+    predicted = _predict(pipeline)
+    rate = predicted.rates["run"]
+    assert predicted.run_seconds == pytest.approx(2 * rate)  # the documents run and one plan's
+    assert predicted.seconds is not None and predicted.seconds > 2 * rate
+    argv = ["plans", "--diff", "--db", str(pipeline.db), "--inbox", str(pipeline.inbox)]
+    assert main([*argv, "--plans", str(pipeline.plans_file)]) == 0
+    assert f"run {rate:.2f} s/Dagster run" in capsys.readouterr().out
+    edited.write_text(edited.read_text())  # the same edit: nothing more to predict after the run
+    pipeline.run()
+    assert _predict(pipeline).run_seconds == 0
