@@ -19,6 +19,7 @@ from chunking import (
     Unit,
 )
 from chunking.chunkers.tables import column_names
+from chunking.document import Span
 from tests.chunking.invariants import check_flat, check_leveled
 from tests.chunking.strategies import FENCE_LINE, chat_documents, structured_documents
 from tests.example_budget import examples
@@ -49,7 +50,10 @@ def table_of(document: Document, chunk: Chunk):
     return None
 
 
-def carries_names(chunk: Chunk, table) -> bool:
+def carries_names(chunk: Chunk, table, document: Document | None = None) -> bool:
+    """Whether every row line of ``chunk`` (a piece of ``table``) is named by its columns: the
+    header rows in the text, or each line ``name: value``. The headings and the lead-in line
+    (``...:``) before the table in ``document`` lead its first chunk and are not rows."""
     header = table.text[table.rows[0].start : table.rows[table.header_rows - 1].end]
     if header in chunk.text:
         return True
@@ -60,7 +64,15 @@ def carries_names(chunk: Chunk, table) -> bool:
         # A long name is shortened with an ellipsis to leave room for the values.
         return name in names or (name.endswith("…") and any(n.startswith(name[:-1]) for n in names))
 
-    lines = [line for line in chunk.text.split("\n") if not line.startswith("#") and line.strip()]
+    start = chunk.provenance.start if isinstance(chunk.provenance, TextProvenance) else table.start
+    before = (
+        set(document.text[start : table.start].split("\n")) if document and start < table.start else set()
+    )
+    lines = [
+        line
+        for line in chunk.text.split("\n")
+        if not line.startswith("#") and line.strip() and line not in before
+    ]
     return bool(lines) and all(named(line) for line in lines)
 
 
@@ -75,7 +87,37 @@ def test_table_children_carry_their_tables_column_names(tokenizer: str, document
             continue
         table = table_of(document, chunk)
         assert table is not None
-        assert carries_names(chunk, table), (chunk.level, chunk.text[:200])
+        assert carries_names(chunk, table, document), (chunk.level, chunk.text[:200])
+
+
+def test_a_table_led_in_by_a_line_and_cut_to_columns_carries_its_column_names() -> None:
+    """Hypothesis's draw: a lead-in line (``the:``) leads a table whose rows are written as
+    ``name: value``; the lead-in is not a row of the table."""
+    table = "| col0_name | col1_name | col2_name | col3_name | col4_name |\n|---|---|---|---|---|\n"
+    table += "| 0 | 0 | 0 | 0 | 0 |"
+    text = f"# Part 0 of the orchard\n\nthe:\n\n{table}"
+    units = (
+        Unit(text="# Part 0 of the orchard", content_kind="heading", start=0, end=23),
+        Unit(text="the:", content_kind="text", start=25, end=29),
+        Unit(
+            text=table,
+            content_kind="table",
+            start=31,
+            end=31 + len(table),
+            rows=(Span(start=0, end=61), Span(start=62, end=83), Span(start=84, end=105)),
+            header_rows=2,
+        ),
+    )
+    document = Document.from_text(text, source_uri="mem://lead").model_copy(
+        update={"sections": (Section(heading_path=("Part 0 of the orchard",), units=units),)}
+    )
+    rows = [c for c in leveler("character").chunk(document) if c.content_kind == "table_row"]
+    columns = [c for c in rows if c.metadata.get("rendering") == "columns" and "the:" in c.text]
+    assert columns, [c.text for c in rows]
+    for chunk in rows:
+        assert carries_names(chunk, table_of(document, chunk), document), chunk.text
+    stray = columns[0].model_copy(update={"text": columns[0].text + "\nstray line"})
+    assert not carries_names(stray, table_of(document, columns[0]), document)
 
 
 @pytest.mark.parametrize("tokenizer", TOKENIZERS)
