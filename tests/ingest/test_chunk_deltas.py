@@ -25,7 +25,6 @@ HANDBOOK = "# Handbook\n\n" + "\n\n".join(
 )
 
 
-
 def _chunks(p: Pipeline, plan_key: str, document_id: Any) -> dict[str, dict[str, Any]]:
     rows = p.rows(
         'SELECT id::VARCHAR, level, provenance::VARCHAR, text, parent_id::VARCHAR, "index" '
