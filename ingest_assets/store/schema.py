@@ -17,7 +17,7 @@ from ingest_assets.store.errors import StoreError
 from ingest_assets.store.lake import lake_sql
 from ingest_assets.store.rows import PREVIEW_ROWS, utc_now
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "ensure_schema", "schema_sql"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "definition", "ensure_schema", "schema_sql"]
 
 SCHEMA_VERSION = 11
 # Upgrades from older schema versions: version -> SQL that brings it to version + 1.
@@ -118,12 +118,20 @@ def _with_views(sql: str) -> str:
     """``sql`` with each ``{view:<name>}`` / ``{table:<name>}`` replaced by that view's or
     table's definition in schema.sql (so a migration creates exactly what a new store has)."""
     schema = schema_sql()
+    return re.sub(r"\{(view|table):(\w+)\}", lambda m: definition(schema, m[1], m[2]), sql)
 
-    def definition(match: re.Match[str]) -> str:
-        start = schema.index(f"CREATE {match[1].upper()} {match[2]} ")
-        return schema[start : schema.index(";", start) + 1]
 
-    return re.sub(r"\{(view|table):(\w+)\}", definition, sql)
+def definition(schema: str, kind: str, name: str) -> str:
+    """The ``CREATE <kind> <name>`` statement of ``schema``: up to the first line whose code
+    (what precedes a ``--`` comment) ends in ``;``, so a ``;`` in a comment does not end it."""
+    start = schema.index(f"CREATE {kind.upper()} {name} ")
+    end = start
+    for line in schema[start:].splitlines(keepends=True):
+        code = line.split("--", 1)[0].rstrip()
+        end += len(line)
+        if code.endswith(";"):
+            return schema[start : end - len(line)] + code
+    raise ValueError(f"schema.sql: CREATE {kind.upper()} {name} has no ';' ending it")
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, path: Path | str, *, lake: bool = False) -> None:

@@ -258,7 +258,7 @@ CREATE TABLE chunk_changes (
 -- something (a no-op writes none). ``ingest plans --diff`` estimates time from these rates.
 CREATE TABLE step_timings (
     run_id    VARCHAR NOT NULL,
-    step      VARCHAR NOT NULL,   -- 'parse', 'parent', 'child', 'graph', 'embed'; 'run': a Dagster run's own time
+    step      VARCHAR NOT NULL,   -- 'parse', 'parent', 'child', 'graph', 'embed', 'run' (a Dagster run's own time)
     plan_key  VARCHAR,
     items     INTEGER NOT NULL,   -- documents parsed, sets chunked, built or embedded
     work      BIGINT NOT NULL,    -- bytes parsed, or characters chunked (see engine.timing)

@@ -183,3 +183,24 @@ def test_schema_10_store_gets_an_empty_step_results_table_the_next_edit_fills(pi
     _engine(pipeline).run_pending()
     steps = {step for (step,) in migrated.query("SELECT DISTINCT step FROM step_results")}
     assert steps == {"sources", "documents", "parent_chunks", "child_chunks", "graph_nodes", "embeddings"}
+
+
+def test_a_definition_ends_at_its_statement_not_at_a_semicolon_in_a_comment() -> None:
+    """Migrations copy a table's or view's definition out of schema.sql; a ``;`` in a column's
+    comment ended it there, and every migration through that table failed to parse."""
+    import re
+
+    import duckdb
+
+    from ingest_assets.store.schema import definition, schema_sql
+
+    schema = "CREATE TABLE t (\n    a INT,  -- one; two\n    b INT\n);  -- done\nCREATE VIEW v AS SELECT 1;\n"
+    assert definition(schema, "table", "t") == "CREATE TABLE t (\n    a INT,  -- one; two\n    b INT\n);"
+    assert definition(schema, "view", "v") == "CREATE VIEW v AS SELECT 1;"
+    # Every definition of the real schema, copied out in order, builds the schema.
+    real = schema_sql()
+    con = duckdb.connect()
+    for kind, name in re.findall(r"^CREATE (TABLE|VIEW) (\w+) ", real, flags=re.MULTILINE):
+        con.execute(definition(real, kind, name))
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert {"step_timings", "chunk_changes", "current_chunks"} <= tables
