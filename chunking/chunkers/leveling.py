@@ -20,7 +20,6 @@ from chunking.chunk import Chunk, ChunkMetadata, PageProvenance, TextProvenance
 from chunking.chunkers.base import BaseChunker, fingerprint_of
 from chunking.document import Document, Section, Span, Turn, Unit
 from chunking.errors import ChunkingError
-from chunking.ids import CHUNK_NAMESPACE, stable_uuid
 
 __all__ = ["ParentChildChunker", "restrict_to_parent"]
 
@@ -102,8 +101,9 @@ class ParentChildChunker(BaseModel):
         """
         fingerprint = self.child.fingerprint()
         children: list[Chunk] = []
-        seen: set[Any] = set()
-        texts: Counter[str] = Counter()  # text -> children named so far
+        # text -> children named so far: children over the same span (overlapping turn windows)
+        # are told apart by their occurrence, so every child id is unique.
+        texts: Counter[str] = Counter()
         unit_index = _UnitIndex(document)
         for parent in sorted(parents, key=lambda p: p.index):
             if parent.id is None:
@@ -131,10 +131,6 @@ class ParentChildChunker(BaseModel):
                     occurrence=texts[raw.text],
                 )
                 texts[raw.text] += 1
-                if chunk_id in seen:
-                    # Overlapping parents (turn overlap) can hold children over the same span.
-                    chunk_id = stable_uuid(CHUNK_NAMESPACE, chunk_id, "parent", parent.id)
-                seen.add(chunk_id)
                 children.append(
                     raw.model_copy(
                         update={
