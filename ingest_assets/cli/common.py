@@ -7,10 +7,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore
 from ingest_assets.store.lake import is_lake
+
+if TYPE_CHECKING:
+    from ingest_assets.engine.summary import Failure
 
 __all__ = [
     "DB_HELP",
@@ -20,6 +24,8 @@ __all__ = [
     "add_db_option",
     "add_source_options",
     "open_store",
+    "warn_failed",
+    "warn_failed_checks",
     "warn_skipped",
 ]
 
@@ -67,17 +73,52 @@ def open_store(database: str | None, settings: Settings) -> IngestStore:
     return IngestStore(path, lock_timeout=settings.lock_timeout_seconds, settings=settings)
 
 
-def warn_skipped(command: str, skipped: Sequence[str]) -> None:
+def warn_skipped(command: str, skipped: Sequence[str], count: int | None = None) -> None:
     """Name on stderr, one a line, the inbox entries a scan skipped (``path: why``: links,
     pipes and other special files, names that are not UTF-8, folders that cannot be listed);
-    past ``SKIPPED_SHOWN`` (:mod:`ingest_assets.engine.scan`) one line counts the rest."""
+    past ``SKIPPED_SHOWN`` (:mod:`ingest_assets.engine.scan`) one line counts the rest, of
+    ``count`` in all (default: as many as ``skipped`` names)."""
     from ingest_assets.engine.scan import SKIPPED_SHOWN  # only the commands that scan
 
-    for line in skipped[:SKIPPED_SHOWN]:
+    shown = skipped[:SKIPPED_SHOWN]
+    count = len(skipped) if count is None else count
+    for line in shown:
         print(f"ingest {command}: skipped {line}", file=sys.stderr)
-    if len(skipped) > SKIPPED_SHOWN:
+    if count > len(shown):
         print(
-            f"ingest {command}: skipped {len(skipped) - SKIPPED_SHOWN} more inbox entries "
-            f"({len(skipped)} in all; none of them is read)",
+            f"ingest {command}: skipped {count - len(shown)} more inbox entries "
+            f"({count} in all; none of them is read)",
             file=sys.stderr,
         )
+
+
+def warn_failed(command: str, failures: Sequence[Failure], count: int) -> None:
+    """Name on stderr, one a line, the files the runs failed on (``uri: message``; the message
+    says the fix); past ``SKIPPED_SHOWN`` one line counts the rest, which ``ingest_failures``
+    lists."""
+    from ingest_assets.engine.scan import SKIPPED_SHOWN
+
+    shown = failures[:SKIPPED_SHOWN]
+    for failure in shown:
+        print(f"ingest {command}: failed {failure.line()}", file=sys.stderr)
+    if count > len(shown):
+        print(
+            f"ingest {command}: {count - len(shown)} more failed ({count} in all; "
+            "query ingest_failures for each file and why)",
+            file=sys.stderr,
+        )
+
+
+def warn_failed_checks(command: str, failed: Sequence[str]) -> int:
+    """Name on stderr, one a line, the error-severity checks the runs failed, and how to see
+    every violation; returns the exit code (1 when a check failed: the work is stored, but a
+    contract of the views does not hold)."""
+    for line in failed:
+        print(f"ingest {command}: check failed: {line}", file=sys.stderr)
+    if failed:
+        print(
+            f"ingest {command}: {len(failed)} check(s) failed; the work is stored. "
+            "`ingest verify` lists every violation; the Dagster UI shows each check's result",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0

@@ -25,11 +25,15 @@ class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
 
 def show_progress(*, verbose: bool, quiet: bool) -> None:
     """Draw a bar per step on a terminal unless ``quiet``; with ``verbose``, log each step's
-    lines on stderr."""
+    lines on stderr (and without, not: a command run in the same process before with ``-v``
+    leaves no handler behind)."""
     from ingest_assets.engine.progress import LOG, show_bars
 
     show_bars(sys.stderr.isatty() and not quiet)
-    if verbose and not any(isinstance(h, _Stderr) for h in LOG.handlers):
+    if not verbose:
+        for handler in [h for h in LOG.handlers if isinstance(h, _Stderr)]:
+            LOG.removeHandler(handler)
+    elif not any(isinstance(h, _Stderr) for h in LOG.handlers):
         handler = _Stderr()
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
         LOG.addHandler(handler)

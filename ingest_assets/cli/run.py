@@ -17,7 +17,7 @@ import json
 import time
 from typing import Any
 
-from ingest_assets.cli.common import add_source_options, warn_skipped
+from ingest_assets.cli.common import add_source_options, warn_failed, warn_failed_checks, warn_skipped
 from ingest_assets.cli.progress import show_progress
 from ingest_assets.engine.summary import RunSummary
 from ingest_assets.inbox import require_inbox
@@ -33,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``ingest run``."""
     add_source_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log each step's progress on stderr")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log steps' progress and Dagster's warnings on stderr"
+    )
     for flag, variable, what in (
         ("--max-bytes", "INGEST_MAX_BYTES", "bytes per file (default 16 MiB)"),
         ("--max-pages", "INGEST_MAX_PAGES", "pages per PDF (default 2000)"),
@@ -45,7 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest run``: run what has work, print the summary (text, or JSON with ``--json``),
     and name on stderr the inbox entries the scan skipped (every time: they are no work, so
-    with nothing else to do no run names them).
+    with nothing else to do no run names them), the files the runs failed on, and the checks
+    that failed. Returns 1 when a check failed (the work is stored; ``ingest verify`` lists
+    every violation), else 0.
 
     Raises:
         ValueError: A ``--max-*`` limit is not positive, or a setting is invalid.
@@ -56,13 +60,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             raise ValueError(f"{LIMIT_FLAGS[flag]} must be a positive number of {flag[4:]}")
     settings = settings.updated(**limits)
     show_progress(verbose=args.verbose, quiet=args.json)
-    summary = run_pipeline(inbox=args.inbox, database=args.db, plans_file=args.plans, settings=settings)
+    summary = run_pipeline(
+        inbox=args.inbox, database=args.db, plans_file=args.plans, settings=settings, verbose=args.verbose
+    )
     if args.json:
         print(json.dumps(summary.to_json(), sort_keys=True))
     else:
         print("\n".join(summary.lines()))
     warn_skipped("run", summary.skipped)
-    return 0
+    warn_failed("run", summary.failures, summary.failed_count)
+    return warn_failed_checks("run", summary.failed_checks)
 
 
 def run_pipeline(
@@ -72,6 +79,7 @@ def run_pipeline(
     plans_file: str | None = None,
     instance: Any = None,
     settings: Settings | None = None,
+    verbose: bool = False,
 ) -> RunSummary:
     """Materialize every asset for every plan of the plans file and return the summary.
 
@@ -87,6 +95,7 @@ def run_pipeline(
         plans_file: Plans YAML (default: the settings').
         instance: A Dagster instance; default the one under ``$DAGSTER_HOME`` (or ``./.dagster_home``).
         settings: Every other setting; default read from the environment (``Settings()``).
+        verbose: Show Dagster's warnings on stderr as the runs go.
 
     Raises:
         PlanError: The plans file is invalid.
@@ -112,6 +121,7 @@ def run_pipeline(
         view.check()  # missing: created; unwritable, foreign or unknown schema: StoreError now
         todo = engine.pending(SHARDS)
     run_ids: list[str] = []
+    failed_checks: list[str] = []
     covered = todo  # the shards the runs cover; the summary counts the others as reused
     if not todo.empty:
         # The workers parse (or, with nothing to parse, chunk) while this process imports
@@ -121,7 +131,7 @@ def run_pipeline(
         try:
             from ingest_assets.defs.launch import Launcher
 
-            launcher = Launcher(settings, keys, instance)
+            launcher = Launcher(settings, keys, instance, verbose=verbose)
             # One run per stretch of consecutive shards with work: a shard without work is not
             # materialized, so each partition's latest materialization is its own work. A shard
             # never materialized is work too (its first materialization records it empty), so on a
@@ -138,6 +148,7 @@ def run_pipeline(
                 for run in stretches(covered.chunks[key]):
                     first, last = chunk_partition(key, run[0]), chunk_partition(key, run[-1])
                     run_ids.append(_timed(view, launcher, "chunks_job", first, last))
+            failed_checks = launcher.failed_checks
         finally:
             forget_prefetched()  # what a failed run left unasked
     with view.session():  # one connection for the summary's reads
@@ -149,6 +160,7 @@ def run_pipeline(
             runs=len(run_ids),
             database=str(settings.database),
             wall_seconds=round(time.perf_counter() - started, 2),
+            failed_checks=failed_checks,
         )
 
 

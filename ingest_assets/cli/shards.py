@@ -18,10 +18,10 @@ import json
 import sys
 from typing import Any
 
-from ingest_assets.cli.common import add_source_options
+from ingest_assets.cli.common import add_source_options, warn_failed, warn_failed_checks, warn_skipped
 from ingest_assets.engine.keys import SHARDS, chunk_partition, stretches
 from ingest_assets.engine.results import StepResult
-from ingest_assets.engine.summary import read_step_results
+from ingest_assets.engine.summary import Failure, read_step_results
 from ingest_assets.inbox import require_inbox
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
@@ -42,13 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_shards(
     settings: Settings, shards: list[str], instance: Any = None
-) -> dict[str, dict[str, StepResult]]:
+) -> tuple[dict[str, dict[str, StepResult]], list[str]]:
     """Run the documents job and each plan's chunks job over ``shards``: one run of each per
     stretch of consecutive shards (a partition range), as ``ingest run`` does.
 
     Returns:
         Per stretch (``"03"``, or ``"00-03"`` for a range), the step results by asset (a chunk
-        step's as ``<asset>[<plan key>]``), read from the store.
+        step's as ``<asset>[<plan key>]``), read from the store; and the error-severity checks
+        the runs failed, a line each.
 
     Raises:
         ValueError: A name is not a shard (00..07); the message lists them.
@@ -74,20 +75,22 @@ def run_shards(
             done = read_step_results(store, [run_id])
             results.update({f"{step}[{key}]": by_plan[key] for step, by_plan in done.items()})
         report[first if first == last else f"{first}-{last}"] = results
-    return report
+    return report, launcher.failed_checks
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    """``ingest shards``: the report as one JSON object (each run's scan step names in its log,
-    on stderr, the inbox entries it skipped); 1 (message on stderr) on a bad shard or a failed
-    run."""
+    """``ingest shards``: the report as one JSON object (with ``failed_checks``), and on stderr
+    the inbox entries the scans skipped, the files the runs failed on and the checks that
+    failed; 1 (message on stderr) on a bad shard, a failed run or a failed check."""
     settings = settings.updated(inbox=args.inbox, database=args.db, plans_file=args.plans)
     shards = args.shards or list(SHARDS)
     try:
+        by_stretch, failed_checks = run_shards(settings, shards)
         report: dict[str, Any] = {
             stretch: {name: vars(result) for name, result in results.items()}
-            for stretch, results in run_shards(settings, shards).items()
+            for stretch, results in by_stretch.items()
         }
+        report["failed_checks"] = failed_checks
         # On a lake: the seconds this process waited for write locks and held them, alone
         # (whole-store transactions) or beside other shards' writers; ``serial`` is the part of
         # its work that more writers cannot speed up.
@@ -96,4 +99,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except (ValueError, RuntimeError) as error:
         print(f"ingest shards: {error}", file=sys.stderr)
         return 1
-    return 0
+    results = [result for by_step in by_stretch.values() for result in by_step.values()]
+    skipped = [line for result in results for line in getattr(result, "skipped_files", ())]
+    warn_skipped("shards", skipped, sum(getattr(result, "skipped", 0) for result in results))
+    failures = [
+        Failure(
+            failed.source_uri,
+            name.partition("[")[0],
+            name.partition("[")[2].rstrip("]") or None,
+            failed.message,
+        )
+        for by_step in by_stretch.values()
+        for name, result in by_step.items()
+        for failed in getattr(result, "failures", ())
+    ]
+    warn_failed("shards", failures, sum(getattr(result, "failed", 0) for result in results))
+    return warn_failed_checks("shards", failed_checks)

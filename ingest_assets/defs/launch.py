@@ -12,19 +12,25 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+from dagster import AssetCheckSeverity, DagsterInstance, DagsterRunStatus, RunsFilter
 
 from ingest_assets.defs import build_definitions
 from ingest_assets.defs.partitions import PLAN_DIMENSION, never_materialized
 from ingest_assets.defs.private import free_pool_slots, instance_at
 from ingest_assets.defs.sensors import range_tags
-from ingest_assets.engine.keys import plan_and_shard
+from ingest_assets.engine.keys import is_chunk_partition, plan_and_shard
 from ingest_assets.settings import Settings
 
 __all__ = ["HOST_TAG", "PID_TAG", "STORE_TAG", "Launcher", "dagster_home", "store_label"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-_QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# `ingest run` says itself what its runs did, what failed and why (the summary, a failed run's
+# cause, failed checks); Dagster's console would repeat it above, with a step failure's stack.
+# The run's events keep it all for the UI. With --verbose, Dagster's warnings are shown too.
+_QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+_VERBOSE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# A check result's numbers that are not counts of violations.
+_NOT_VIOLATIONS = {"sets_checked", "plans_embedding"}
 # Runs of `ingest run` name their process, so a later `ingest run` can tell a run whose
 # process was killed from one still going (see Launcher._release_orphans).
 PID_TAG, HOST_TAG = "ingest/pid", "ingest/host"
@@ -93,8 +99,13 @@ def _alive(pid: int) -> bool:
 class Launcher:
     """The Dagster side of ``ingest run``: definitions, instance, plan partitions, runs launched."""
 
-    def __init__(self, settings: Settings, keys: list[str], instance: Any = None) -> None:
+    def __init__(
+        self, settings: Settings, keys: list[str], instance: Any = None, *, verbose: bool = False
+    ) -> None:
         self.defs = build_definitions(settings)
+        self.run_config = _VERBOSE if verbose else _QUIET
+        # The error-severity checks the runs executed here failed, one line each (see _failed_check).
+        self.failed_checks: list[str] = []
         self.store = store_label(settings)
         # The runs execute in this process, whose output is the user's terminal already.
         self.instance: DagsterInstance = instance or instance_at(dagster_home(settings), capture_output=False)
@@ -128,6 +139,8 @@ class Launcher:
         """Run ``job`` over the partition range ``start``..``end``; returns the run's id (its
         steps' results are recorded in the store under it).
 
+        The run's failed error-severity checks are added to :attr:`failed_checks`.
+
         Raises:
             RuntimeError: The run failed; the message names the failed steps.
         """
@@ -139,9 +152,14 @@ class Launcher:
                 HOST_TAG: socket.gethostname(),
                 STORE_TAG: self.store,
             },
-            run_config=_QUIET,
+            run_config=self.run_config,
             raise_on_error=False,
         )
+        self.failed_checks += [
+            _failed_check(check, _partitions(start, end))
+            for check in result.get_asset_check_evaluations()
+            if not check.passed and check.severity == AssetCheckSeverity.ERROR
+        ]
         if not result.success:
             errors = [
                 f"{event.step_key}: {_cause(event.event_specific_data.error)}"
@@ -163,3 +181,28 @@ def _cause(error: Any) -> str:
     # Dagster's message starts with the class's qualified name: the text is what it says.
     head, _, text = message.partition(": ")
     return text if head.rsplit(".", 1)[-1] == error.cls_name and text else message
+
+
+def _partitions(start: str, end: str) -> str:
+    """A run's partition range as people read it: ``plan default-..., shards 00..07``."""
+    plan = ""
+    if is_chunk_partition(start):
+        (plan, start), (_, end) = plan_and_shard(start), plan_and_shard(end)
+        plan = f"plan {plan}, "
+    return f"{plan}shard {start}" if start == end else f"{plan}shards {start}..{end}"
+
+
+def _failed_check(check: Any, partitions: str) -> str:
+    """One line of a failed check: asset and check, the run's partitions, each rule it found
+    broken with its count (or the error that kept it from running), and its first example."""
+    metadata = {name: value.value for name, value in check.metadata.items()}
+    broken = [
+        f"{name} {count}"
+        for name, count in metadata.items()
+        if isinstance(count, int) and count and name not in _NOT_VIOLATIONS
+    ]
+    if "error" in metadata:
+        broken.append(f"could not run ({metadata['error']})")
+    example = str(metadata.get("examples", "none")).splitlines()[0]
+    line = f"{check.asset_key.to_user_string()} {check.check_name} ({partitions}): "
+    return line + ", ".join(broken) + ("" if example == "none" else f"; e.g. {example}")

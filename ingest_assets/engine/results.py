@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 from ingest_assets.store import PREVIEW_ROWS, SetSummary, SizeStats, summarize
 
 __all__ = [
+    "FAILURES_RECORDED",
     "RESULT_OF_STEP",
     "ChunkResult",
     "EmbedResult",
@@ -145,6 +146,9 @@ RESULT_OF_STEP: dict[str, type[StepResult]] = {
     "graph_nodes": GraphResult,
     "embeddings": EmbedResult,
 }
+# The failures (and skipped files) of one step and shard a step result records by name; the
+# rest are counted.
+FAILURES_RECORDED = 10
 R = TypeVar("R", ScanResult, ParseResult, ChunkResult, GraphResult, EmbedResult)
 
 
@@ -169,20 +173,32 @@ def combined(results: Iterable[R], empty: R) -> R:
 
 
 def counts(result: StepResult) -> dict[str, Any]:
-    """What the store records of ``result``: its numbers, its role and its kinds (JSON values);
-    not its failures (``ingest_failures`` has them), skipped files or sets."""
-    return {
+    """What the store records of ``result``: its numbers, its role and its kinds (JSON values),
+    its first ``FAILURES_RECORDED`` failures as ``[uri, message]`` pairs and skipped files
+    (``path: why``), which a run's report names (``ingest_failures`` has every failure); not
+    its sets."""
+    recorded = {
         f.name: getattr(result, f.name)
         for f in dataclasses.fields(result)
         if isinstance(getattr(result, f.name), int | float | str) or f.name == "kinds"
     }
+    failures = getattr(result, "failures", ())
+    if failures:
+        recorded["failures"] = [[f.source_uri, f.message] for f in failures[:FAILURES_RECORDED]]
+    skipped = getattr(result, "skipped_files", ())
+    if skipped:
+        recorded["skipped_files"] = list(skipped[:FAILURES_RECORDED])
+    return recorded
 
 
 def from_counts(kind: type[R], recorded: dict[str, Any]) -> R:
     """A ``kind`` result from what :func:`counts` recorded (fields it does not know are left out:
     a record written by another version of the code still reads)."""
     known = {f.name for f in dataclasses.fields(kind)}
-    return kind(**{name: value for name, value in recorded.items() if name in known})
+    values = {name: value for name, value in recorded.items() if name in known}
+    if "failures" in values:
+        values["failures"] = [FailedFile(uri, message) for uri, message in values["failures"]]
+    return kind(**values)
 
 
 class ShardResults(dict[str, R], Generic[R]):

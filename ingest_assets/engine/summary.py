@@ -25,6 +25,7 @@ __all__ = [
     "CurrentCounts",
     "DocumentCounts",
     "EmbeddingCounts",
+    "Failure",
     "RunSummary",
     "SetCounts",
     "SourceCounts",
@@ -108,6 +109,26 @@ class CurrentCounts:
     failures: int = 0
 
 
+# The steps whose failures a summary names, in the order a document goes through them.
+_FAILING_STEPS = ("documents", "parent_chunks", "child_chunks", "graph_nodes")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A file a step of the run failed on: ``step`` the asset, ``plan`` its plan key (None for
+    parsing), ``message`` what went wrong and the fix, as ``ingest_failures`` records it."""
+
+    uri: str
+    step: str
+    plan: str | None
+    message: str
+
+    def line(self) -> str:
+        """The message (which names the file), after the step and plan where the failure was
+        not parsing."""
+        return self.message if self.plan is None else f"{self.step} under {self.plan}: {self.message}"
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """One ``ingest run``: what its runs did over every shard and plan, and the views after it.
@@ -130,6 +151,12 @@ class RunSummary:
     wall_seconds: float = 0.0
     # The inbox entries the scan skipped, ``path: why`` (Pending.skipped).
     skipped: tuple[str, ...] = ()
+    # The files the runs failed on, the first FAILURES_RECORDED of each step and shard; all of
+    # them number ``failed_count`` (the rest are in ingest_failures).
+    failures: tuple[Failure, ...] = ()
+    failed_count: int = 0
+    # The error-severity checks the runs failed, a line each (Launcher.failed_checks).
+    failed_checks: tuple[str, ...] = ()
 
     @classmethod
     def of_runs(
@@ -142,6 +169,7 @@ class RunSummary:
         runs: int,
         database: str = "",
         wall_seconds: float = 0.0,
+        failed_checks: Sequence[str] = (),
     ) -> RunSummary:
         """The summary of the runs ``run_ids`` launched for ``pending`` (read before them; its
         shards without work count as unchanged and reused) over the plans ``plan_keys``."""
@@ -160,6 +188,12 @@ class RunSummary:
                 for role, count in pending.idle[shard].reused.get(key, {}).items():
                     reused[role] += count
         (current,) = store.query(_CURRENT)
+        failures = tuple(
+            Failure(failed.source_uri, step, plan, failed.message)
+            for step in _FAILING_STEPS
+            for plan, result in sorted(done.get(step, {}).items(), key=lambda item: item[0] or "")
+            for failed in result.failures
+        )
         return cls(
             documents=DocumentCounts(
                 parse.parsed, parse.unchanged + sum(s.unchanged for s in idle), parse.failed, scan.deleted
@@ -188,11 +222,16 @@ class RunSummary:
             database=database,
             wall_seconds=wall_seconds,
             skipped=tuple(pending.skipped),
+            failures=failures,
+            failed_count=parse.failed + parents.failed + children.failed + graphs.failed,
+            failed_checks=tuple(failed_checks),
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The summary as ``ingest run --json`` prints it (the keys it always had, and
-        ``skipped``: the inbox entries the scan skipped)."""
+        """The summary as ``ingest run --json`` prints it (the keys it always had, ``skipped``:
+        the inbox entries the scan skipped, and ``failures``: the files the runs failed on, each
+        with its step, plan and message, the first of each step and shard; ``failed_checks``:
+        the error-severity checks that failed, a line each)."""
         return {
             "documents": dataclasses.asdict(self.documents),
             "sources": dataclasses.asdict(self.sources),
@@ -210,6 +249,8 @@ class RunSummary:
             "database": self.database,
             "wall_seconds": self.wall_seconds,
             "skipped": list(self.skipped),
+            "failures": [dataclasses.asdict(failure) for failure in self.failures],
+            "failed_checks": list(self.failed_checks),
         }
 
     def lines(self) -> list[str]:

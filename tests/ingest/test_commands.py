@@ -137,7 +137,7 @@ def test_ingest_shards_runs_the_store_inbox_and_plans_of_its_options(
     report = json.loads(out)
     assert report["00"]["sources"]["files"] == files and report["00"]["sources"]["skipped"] == 1
     assert pipeline.rows("SELECT DISTINCT shard FROM sources") == ([("00",)] if files else [])
-    # The scan step of shard 00 names its link in the run's log; the other is another shard's.
-    assert f"skipped {inside}: a link (links are never followed" in err
+    # The scan of shard 00 names its link; the other is another shard's.
+    assert f"ingest shards: skipped {inside}: a link (links are never followed" in err
     assert str(outside) not in err
     assert not (tmp_path / "not_these").exists()

@@ -245,8 +245,9 @@ def test_an_unreadable_file_is_named_and_the_rest_of_the_inbox_is_ingested(tmp_p
 
 def test_a_full_disk_is_named_with_the_fix_and_the_store_works_once_there_is_room(tmp_path: Path) -> None:
     """A store on a full disk failed with Dagster's 'Error occurred while executing op' and
-    nothing after it (the cause was cut). Now the run's failure names the store, the full disk
-    and the fix; with room again the next run completes and the store verifies. A small tmpfs
+    nothing after it (the cause was cut), under the step's stack trace. Now the run's failure
+    is one message that names the store, the full disk and the fix; with room again the next
+    run completes and the store verifies. A small tmpfs
     in a mount namespace of its own (gone with the process), as ``ingest`` runs."""
     import shlex
     import subprocess
@@ -278,6 +279,9 @@ def test_a_full_disk_is_named_with_the_fix_and_the_store_works_once_there_is_roo
     assert full_disk in out and "No space left on device); free space there, or pass another --db" in out
     assert [line for line in out.splitlines() if line.startswith("exit=")] == ["exit=1", "exit=0", "exit=0"]
     assert "unexpected error" not in out
+    # The failure is ingest's line alone: Dagster's ERROR event and the step's stack trace (a
+    # hundred lines above it) stay in the run's log, for the UI.
+    assert out.startswith("ingest: run ") and "Stack Trace" not in out and "dagster - ERROR" not in out, out
 
 
 def test_a_store_this_user_may_only_read_serves_every_reading_command(tmp_path: Path) -> None:

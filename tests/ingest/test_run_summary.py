@@ -24,6 +24,8 @@ KEYS = {
     "chunk_failures",
     "chunker_calls",
     "skipped",
+    "failures",
+    "failed_checks",
     "embeddings",
     "plans",
     "runs",
