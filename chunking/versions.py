@@ -27,8 +27,9 @@ __all__ = [
 # 4: the recursive chunker packs whole chat turns and splits only a turn over the budget;
 # 5: no sentence end after an abbreviation or initial ("U.S.", "Mr."), stops written apart (" . ");
 # 6: text chunk ids leave out the version and cover the text (Chunk.id_for); 7: and leave out
-# the span, naming the text's occurrence instead (an insertion keeps the ids of what it moved)
-SPLITTER_VERSION = "7"
+# the span, naming the text's occurrence instead (an insertion keeps the ids of what it moved);
+# 8: a table of contents is cut between its entries, not at an entry's stop or before its page
+SPLITTER_VERSION = "8"
 # How the section chunker packs units, joins pieces and carries small chunks over.
 # 2: packs on exact seam counts; 3: and units over the budget too; 4: headings travel with
 # what follows them (never a chunk of headings while more follows); 5: the last part of a unit
@@ -38,8 +39,10 @@ SPLITTER_VERSION = "7"
 # a line ending in a colon right before a table leads the table's first chunk; 9: a caption is
 # the word "Table" (or its like) and a number, not any line opening with the word; 10: a list
 # unit over the budget is cut between its items before it is cut at a sentence end inside one;
-# 11: text chunk ids leave out the span, naming the text's occurrence instead (Chunk.id_for)
-SECTION_PACKER_VERSION = "11"
+# 11: text chunk ids leave out the span, naming the text's occurrence instead (Chunk.id_for);
+# 12: a section's short intro before its own subsections leads them as its heading does
+# (section.py, _short_intro), so a chunk no longer ends on a heading and its intro
+SECTION_PACKER_VERSION = "12"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
 # 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row;

@@ -17,7 +17,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ABBREVIATIONS", "CODE_LEVELS", "LIST_LEVELS", "PROSE_LEVELS", "SENTENCE", "Level", "levels_for"]
+__all__ = [
+    "ABBREVIATIONS",
+    "CODE_LEVELS",
+    "LIST_LEVELS",
+    "PROSE_LEVELS",
+    "SENTENCE",
+    "TOC_LEVELS",
+    "Level",
+    "levels_for",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +99,19 @@ PROSE_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _SENTENCE, _LINE, _CLAUSE, _WORD)
 SENTENCE = _SENTENCE
 LIST_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _TOP_ITEM, _ITEM, *PROSE_LEVELS[1:])
 CODE_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _LINE, _WORD)
+# A table of contents or index keeps each entry whole: a line end is a cut unless the next line
+# is the entry's own dot leader or page number (a PDF's text puts them on lines of their own),
+# and an entry's title is never cut at its sentence stop ("2.7.11 Who uploaded the package?").
+_ENTRY = Level("entry", re.compile(r"\n(?![ \t]*(?:\.[ \t]*){2,}|[ \t]*(?:[0-9]+|[ivxlcdm]+)[ \t]*(?:\n|$))"))
+TOC_LEVELS: tuple[Level, ...] = (_PARAGRAPH, _ENTRY, _WORD)
 
 
 def levels_for(content_kind: str) -> tuple[Level, ...]:
     """The levels for a unit's content kind (a parser's unit kind, ``list`` included): code
-    keeps to lines, a list to its items, everything else is prose."""
+    keeps to lines, a table of contents to its entries, a list to its items, everything else
+    is prose."""
     if content_kind == "code":
         return CODE_LEVELS
+    if content_kind == "toc":
+        return TOC_LEVELS
     return LIST_LEVELS if content_kind == "list" else PROSE_LEVELS

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
@@ -63,7 +64,7 @@ from chunking.chunkers.overlap import add_context_before
 from chunking.chunkers.packing import PackedSplitter, TextPiece
 from chunking.chunkers.recursive import RecursiveChunker
 from chunking.chunkers.tables import TableDrafter
-from chunking.document import Document, Unit
+from chunking.document import Document, Section, Unit
 
 __all__ = ["SectionChunker"]
 
@@ -80,6 +81,25 @@ _COHESION_CHARS = 4 * MIN_WORDS
 # ends in a colon, of at most this many tokens (and a quarter of the budget); a paragraph that
 # ends in a full stop stays with the text before it.
 _LEAD_IN_TOKENS = 48
+
+
+def _short_intro(sections: Sequence[Section], index: int, tokens: Sequence[int], most: int) -> bool:
+    """Whether the text under section ``index``'s heading is a short intro to the subsections
+    that follow it (a release's link line, "The options are:"): at most ``most`` tokens in
+    all (``tokens``: its units' counts), and the next section is one of its own. Such an intro
+    leads the subsections' text as the heading does; else a chunk could end on the heading
+    and its intro, and the next chunk's text lose the heading it belongs under."""
+    path = sections[index].heading_path
+    if not path or index + 1 == len(sections):
+        return False
+    following = sections[index + 1].heading_path
+    if len(following) <= len(path) or following[: len(path)] != path:
+        return False
+    units = sections[index].units
+    intro = [count for unit, count in zip(units, tokens, strict=True) if unit.content_kind != "heading"]
+    return bool(intro) and sum(intro) <= most
+
+
 # A caption is the word and a number ("Table 4.1.", "Table A.2", "表 4.2."), not any line that
 # opens with "Table" ("Tables are listed below.").
 _CAPTION = re.compile(r"(?:(?i:table|tab\.|tabelle|tableau|tabla|tabella|таблица)\s+|表\s*)(?:[A-Z]\.?)?\d")
@@ -267,10 +287,13 @@ class SectionChunker(BaseChunker):
 
         # The content words of the unit after the one being placed, when packing read them.
         next_words: frozenset[str] | None = None
-        for section in document.sections:
+        sections = document.sections
+        for section_index, section in enumerate(sections):
             path = section.heading_path
             units = section.units
             last_index = len(units) - 1
+            own_counts = counts[position : position + len(units)]
+            intro_leads = _short_intro(sections, section_index, own_counts, lead_in_tokens)
             for index, unit in enumerate(units):
                 if len(drafts) > _FINISH_EVERY:
                     # Finish the drafts so far (all but the last, which a trailing heading may
@@ -297,7 +320,7 @@ class SectionChunker(BaseChunker):
                     and index < last_index
                     and units[index + 1].content_kind == "table"
                     and (unit.text.rstrip().endswith((":", "：")) or _CAPTION.match(unit.text) is not None)
-                ):
+                ) or (intro_leads and kind == "text"):
                     piece.lead_in = True
                 if unit.clipped_from is not None:
                     self._fence(unit, [piece])

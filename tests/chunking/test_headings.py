@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from chunking import SectionChunker
 from tests.chunking.strategies import build_document
+from tests.example_budget import examples
 
 TABLE = "| name | kg |\n|---|---|\n" + "\n".join(f"| tree {i:02d} | {i}.5 |" for i in range(30))
 
@@ -71,3 +75,43 @@ def test_trailing_heading_joins_the_chunk_before() -> None:
     )
     chunks = SectionChunker(chunk_size=70, min_size=0, tokenizer="character").chunk(document)
     assert [c.text for c in chunks] == ["# A\n\nbody\n\n# Z"]
+
+
+RELEASES = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=10),  # the intro's length under the release heading
+        st.lists(st.integers(min_value=4, max_value=28), min_size=1, max_size=4),  # its items
+    ),
+    min_size=2,
+    max_size=12,
+)
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(releases=RELEASES, size=st.integers(min_value=100, max_value=400), min_size=st.integers(0, 60))
+def test_a_short_intro_before_subsections_leads_them(releases: list, size: int, min_size: int) -> None:
+    """A changelog's release is a heading, a link line and subsections ("### Fixes", items). A
+    chunk past min_size ended with the release's heading and link line, and the next chunk's
+    items went without their release (pydantic's HISTORY.md: "* Handle AttributeError ..."
+    labelled with no release at all). A short intro now leads the subsections as the heading
+    does: a chunk that holds a release's heading holds its first subsection's first item."""
+    blocks: list[tuple[tuple[str, ...], str, str]] = []
+    for n, (intro, items) in enumerate(releases):
+        release = f"v{n}.0"
+        blocks.append(((release,), "heading", f"## {release}"))
+        if intro:
+            blocks.append(((release,), "text", f"[r{n}](u{n}) " + "r" * intro))
+        blocks.append(((release, "Fixes"), "heading", "### Fixes"))
+        for i, length in enumerate(items):
+            blocks.append(((release, "Fixes"), "text", f"* fix {n}.{i} " + "x" * length))
+    document = build_document(blocks)
+    chunks = SectionChunker(chunk_size=size, min_size=min(min_size, size), tokenizer="character").chunk(
+        document
+    )
+    assert "".join(c.text for c in chunks).replace("\n", "") == "".join(b[2] for b in blocks)
+    for chunk in chunks:
+        lines = [line for line in chunk.text.split("\n") if line]
+        for at, line in enumerate(lines):
+            if line.startswith("## v"):
+                n = line[4:].split(".")[0]
+                assert any(later.startswith(f"* fix {n}.0 ") for later in lines[at:]), chunk.text

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from chunking import Document, RecursiveChunker, SectionChunker, parse_bytes, parse_file
-from chunking.chunkers.levels import ABBREVIATIONS, CODE_LEVELS, LIST_LEVELS, PROSE_LEVELS
+from chunking.chunkers.levels import ABBREVIATIONS, CODE_LEVELS, LIST_LEVELS, PROSE_LEVELS, TOC_LEVELS
 from chunking.chunkers.recursive import _trim
 from tests.example_budget import examples
 
@@ -334,3 +334,37 @@ def test_a_nested_list_stays_with_its_item_while_the_item_fits() -> None:
     document = parse_bytes(text.encode(), kind="markdown", source_uri="mem://nested.md")
     chunks = SectionChunker(chunk_size=max(map(len, items)) + 10, tokenizer="character").chunk(document)
     assert [c.text for c in chunks] == items
+
+
+TOC_TITLES = st.lists(
+    st.tuples(
+        st.text(alphabet="abcdefgh ", min_size=3, max_size=24).map(lambda s: s.strip() or "x"),
+        st.sampled_from([".", "?", "", ". Why?"]),
+        st.sampled_from(["\n", " "]),
+        st.integers(min_value=1, max_value=400),
+    ),
+    min_size=2,
+    max_size=20,
+)
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(entries=TOC_TITLES, budget=st.integers(min_value=60, max_value=160))
+def test_a_table_of_contents_is_cut_between_entries(entries: list, budget: int) -> None:
+    """A PDF's contents put an entry's dot leader and page on a line of their own, and titles
+    end in stops ("2.7.11 Who uploaded the package?"): cut as prose, a chunk began with
+    ". . . . 73" (26 of R-data.pdf's 53 contents children). Each piece is whole entries when
+    each entry fits."""
+    lines = [
+        f"{n}.1 {title.capitalize()}{stop}{gap}. . . . . . {page}"
+        for n, (title, stop, gap, page) in enumerate(entries, start=1)
+    ]
+    lines = [line for line in lines if len(line) <= budget]
+    assume(len(lines) >= 2)
+    text = "\n".join(lines)
+    pieces = RecursiveChunker(chunk_size=budget, tokenizer="character").split_packed(text, levels=TOC_LEVELS)
+    assert "".join(p.text for p in pieces).replace("\n", "") == text.replace("\n", "")
+    for piece in pieces:
+        assert piece.text.strip() in {
+            "\n".join(lines[i:j]) for i in range(len(lines)) for j in range(i + 1, len(lines) + 1)
+        }, (piece.text, lines)
