@@ -91,13 +91,15 @@ def _label(heading_path: list[str]) -> str | None:
 
 def search(store: IngestStore, plan: ServedPlan, query: str, k: int = 10) -> list[Hit]:
     """The ``k`` current children of ``plan`` (:func:`served_plan`) nearest to ``query``, best
-    first; the query is embedded with the model the served vectors were made with."""
+    first; the query is embedded with the model the served vectors were made with. Contents
+    and index pages (``content_kind`` ``toc``) are left out: their lines repeat section titles
+    word for word, so they rank high for a title and hold none of its text."""
     dim = plan.dimension
     vector = load_model(plan.model).embed_batch([query])[0].tolist()
     rows = store.query(
         f"SELECT id::VARCHAR, parent_id::VARCHAR, heading_path, source_uri, "
         f"array_cosine_similarity(vector::FLOAT[{dim}], ?::JSON::FLOAT[{dim}]) AS score, text "
-        "FROM chunk_vectors WHERE plan_key = ? ORDER BY score DESC, id LIMIT ?",
+        "FROM chunk_vectors WHERE plan_key = ? AND content_kind <> 'toc' ORDER BY score DESC, id LIMIT ?",
         # The query vector as one JSON text: DuckDB's client binds a list element by element.
         [json.dumps(vector), plan.key, k],
     )

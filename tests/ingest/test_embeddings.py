@@ -468,3 +468,31 @@ def test_contextual_vectors_are_named_by_the_version_of_contextual_text(
     before = (contextual.key, plain.key)
     monkeypatch.setattr(texts, "CONTEXTUAL_TEXT_VERSION", "next")
     assert contextual.key != before[0] and plain.key == before[1]
+
+
+def test_search_leaves_out_contents_pages(pipeline: Pipeline) -> None:
+    """A contents page lists section titles and pages and holds none of the sections' text: a
+    hit on it answers nothing. Search serves every other child of the plan; the contents chunk
+    stays in the views (``content_kind`` ``toc``) for a reader that wants it."""
+    import warnings
+
+    from tests.parsers.pdf_fixtures import manual
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fpdf2's note on the A5 size
+        (pipeline.inbox / "manual.pdf").write_bytes(manual())
+    pipeline.write_plans(default=embedding_plan(text="text"))
+    pipeline.run_engine()
+    store = pipeline.store
+    kinds = dict(pipeline.rows("SELECT id::VARCHAR, content_kind FROM chunk_vectors"))
+    contents = {i for i, kind in kinds.items() if kind == "toc"}
+    assert contents and all(
+        ". . ." in t for (t,) in pipeline.rows("SELECT text FROM chunk_vectors WHERE content_kind = 'toc'")
+    )
+    hits = search(
+        store,
+        served_plan(store, "default"),
+        "1 Pruning 1.1 Winter pruning 2 Harvest 2.1 Storing",
+        k=len(kinds),
+    )
+    assert {hit.id for hit in hits} == set(kinds) - contents
