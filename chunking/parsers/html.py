@@ -29,8 +29,9 @@ from chunking.parsers.limits import ParseLimits
 __all__ = ["PARSER_VERSION", "parse"]
 
 # 3: elements nested deeper than ParseLimits.max_depth are flattened; 4: cp1252 quotes; 5: table
-# rows leave out their trailing empty cells
-PARSER_VERSION = "5"
+# rows leave out their trailing empty cells; 6: a site's menu, navigation bar, breadcrumbs and
+# sidebar are dropped by their element's id too
+PARSER_VERSION = "6"
 LIBRARY = f"selectolax {version('selectolax')} (lexbor)"
 
 _DROP_TAGS = (
@@ -46,6 +47,11 @@ _DROP_CLASS_NAMES = (
     "list-of-figures list-of-examples"
 )
 _DROP_CLASSES = frozenset(_DROP_CLASS_NAMES.split())
+# Chrome by id: a hand-made site's menu and bars (`<ul id="menu">` with Home, About Us, ...),
+# which no tag, role or class marks.
+_DROP_IDS = frozenset(
+    ["menu", "nav", "navbar", "nav_bar", "navigation", "topbar", "breadcrumb", "breadcrumbs", "sidebar"]
+)
 # An aside is chrome (its implicit role is complementary) unless its role or class says it is
 # part of the text: Sphinx and DocBook footnotes are asides with role="note".
 _KEEP_ASIDE_ROLES = frozenset({"note", "doc-footnote", "doc-endnote", "doc-endnotes"})
@@ -85,7 +91,7 @@ def _dropped(node: LexborNode) -> bool:
     if attributes.get("role") in _DROP_ROLES:
         return True
     classes = _classes(node)
-    if classes & _DROP_CLASSES:
+    if classes & _DROP_CLASSES or attributes.get("id") in _DROP_IDS:
         return True
     # Sphinx's permalink anchors ("¶") are chrome, not heading text.
     return tag == "a" and "headerlink" in classes

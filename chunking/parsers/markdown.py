@@ -35,8 +35,10 @@ __all__ = ["PARSER_VERSION", "parse"]
 # 3: an HTML block opening with a heading: only the heading element is the heading; 4: headings
 # have a length limit (setext only under one short line), the title is a level-1 heading at the
 # document's start, WikiText heading lines open sections, long-line paragraphs are line units;
-# 5: short cp1252 text with curly quotes is read as cp1252 (encoding.py).
-PARSER_VERSION = "5"
+# 5: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 6: a block of in-page
+# links alone ("[⬆ Back to Index](#index)", a contents list) is a `toc` unit, and a block of
+# HTML tags alone (`<a name="v2"></a>`, `</div>`) is no unit.
+PARSER_VERSION = "6"
 LIBRARY = f"markdown-it-py {version('markdown-it-py')}"
 
 # Block kinds by the opening token of a top-level block; anything else is plain text.
@@ -57,6 +59,12 @@ _ATTR_LIST = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
 # A top-level HTML block that opens with <h1>..<h6> is a heading (README banners).
 _HTML_HEADING = re.compile(r"\s*<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]*>")
+# A link to an anchor of the same page, and what may stand beside such links in a navigation
+# block: list markers, emphasis, arrows, separators, entities and space (no word).
+_ANCHOR_LINK = re.compile(r"\[[^\[\]]*\]\(#[^()\s]*\)")
+_ENTITY = re.compile(r"&#?\w+;")
+_LIST_NUMBER = re.compile(r"(?m)^\s*\d+[.)]")
+_NO_WORDS = re.compile(r"[\W_]*")
 # Badges and reference links whose definitions are missing stay literal after the inline parse:
 # images go, links keep their text.
 _LEFTOVER_IMAGE = re.compile(r"!\[[^\[\]]*\](?:\[[^\[\]]*\]|\([^()]*\))?")
@@ -156,6 +164,12 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         if token.type in _SKIP:
             continue
         kind = _KIND_BY_TOKEN.get(token.type, "text")
+        if kind in ("text", "list"):
+            navigation = _navigation(lines[first:last])
+            if navigation == "markup":
+                continue  # tags alone: no text anyone searches for
+            if navigation == "links":
+                kind = "toc"
         heading = None
         heading_lines = last - first
         if kind == "heading" and len(tokens[index + 1].content) > _HEADING_SOURCE_CHARS:
@@ -198,6 +212,20 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         title=title or title_from_uri(source_uri),
         metadata=metadata,
     )
+
+
+def _navigation(block_lines: list[str]) -> str | None:
+    """``"links"`` for a block of links to anchors of the same page and nothing else that reads
+    (a "Back to Index" line, a README's contents list); ``"markup"`` for HTML tags alone (an
+    anchor `<a name="v2"></a>`, a closing `</div>`, `<br>`); else None."""
+    text = "\n".join(block_lines)
+    links = _ANCHOR_LINK.findall(text)
+    rest = _LIST_NUMBER.sub(" ", _ENTITY.sub(" ", _TAG.sub(" ", _ANCHOR_LINK.sub(" ", text))))
+    if _NO_WORDS.fullmatch(rest) is None:
+        return None
+    if links:
+        return "links"
+    return "markup" if _TAG.search(text) else None
 
 
 def _keep(title: str, found: str) -> str:

@@ -151,3 +151,14 @@ def test_html_definition_term_and_definition_are_one_unit() -> None:
         ("code", "code first"),
         ("text", "dangling"),
     ]
+
+
+def test_html_menu_bars_are_dropped_by_their_id() -> None:
+    """A hand-made site's menu (`<ul id="menu">`: Home, Solutions, About Us, Contact) led the
+    first chunk of reportlab's pages: no tag, role or class marks it as chrome; its id does."""
+    html = (
+        b'<div id="topbar"><ul id="menu"><li><a href="/">Home</a></li><li><a href="/about">About Us</a></li>'
+        b'</ul></div><div id="breadcrumb"><a href="/">Home</a> &gt; Docs</div>'
+        b'<div id="content"><h1>Canvas</h1><p>The canvas draws pages.</p></div>'
+    )
+    assert _units(html) == [("heading", "Canvas"), ("text", "The canvas draws pages.")]

@@ -171,3 +171,52 @@ def test_markdown_chunks_carry_the_document_title_in_contextual_text() -> None:
     for chunk in leveler.chunk(parse_bytes(plain, kind="markdown", source_uri="file:///x/multer.md")):
         assert chunk.metadata["document_title"] == "multer"
         assert chunk.contextual_text.startswith("multer > Usage\n\n")
+
+
+NAVIGATION = b"""# Guide
+
+- [Install](#install)
+- [Usage](#usage)
+  - [Options](#options)
+
+<a name="install"></a>
+
+## Install
+
+Run the installer. See [Usage](#usage) for what comes next.
+
+**[\xe2\xac\x86 Back to Index](#guide)**
+<br >
+<br >
+
+<div align="center">
+
+<a href="https://example.org/sponsor"><img src="https://example.org/logo.svg"></a>
+<!-- sponsors -->
+
+## Usage
+
+Call it.
+
+</div>
+"""
+
+
+def test_markdown_navigation_is_toc_and_markup_alone_is_no_unit() -> None:
+    """A README's contents list and its "Back to Index" lines were text units, and chunks of
+    them alone were indexed (49 of public-apis' 384 children were the same Back to Index line);
+    anchors, logos, comments and closing tags alone (rxjs' 89 `<a name="6.3.2"></a>`) were
+    units of no text. Links to the page's own anchors alone are a `toc` unit (the section
+    chunker packs them with nothing else; search leaves them out); tags alone are no unit."""
+    document = parse_bytes(NAVIGATION, kind="markdown", source_uri="mem://nav.md")
+    assert_exact_offsets(document)
+    units = [(u.content_kind, u.text) for s in document.sections for u in s.units]
+    assert units == [
+        ("heading", "# Guide"),
+        ("toc", "- [Install](#install)\n- [Usage](#usage)\n  - [Options](#options)"),
+        ("heading", "## Install"),
+        ("text", "Run the installer. See [Usage](#usage) for what comes next."),
+        ("toc", "**[\u2b06 Back to Index](#guide)**\n<br >\n<br >"),
+        ("heading", "## Usage"),
+        ("text", "Call it."),
+    ]
