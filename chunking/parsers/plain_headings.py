@@ -17,12 +17,19 @@ the document continues one outline (1, 1.1, 1.2, 2, ...), so a play's numbered s
 list of numbered items opens no section. In such an outlined document, appendices continue it:
 ``Appendix A.  LDAP Result Codes`` (also ``Appendix A:`` and ``Appendix A -``) is a level-1
 heading, and ``A.2.  Result Codes`` a heading one level deeper per number, under that appendix
-only, the letters in order (A, B, C...).
+only, the letters in order (A, B, C...). A book's divisions are headings too: a line of its
+own naming one (``Chapter``, ``Book``, ``Part``, ``Volume``, ``Act``, ``Scene``, ``Canto``,
+capitalized) and its number, arabic or roman, with a title after a stop or a dash if any
+(``Chapter 3``, ``BOOK IV``, ``Act 2: The Heath``), when a document has two or more of that
+division numbered from one, each the next or one again (scenes start again in each act). The
+division met first is level 1, the next one met level 2, and so on.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from itertools import pairwise
 from typing import NamedTuple
 
 __all__ = [
@@ -129,8 +136,9 @@ class PlainHeading(NamedTuple):
 def plain_heading_levels(paragraphs: list[str]) -> list[PlainHeading | None]:
     """For each paragraph of a plain-text document, its heading, or None.
 
-    A heading paragraph is a WikiText line, an underlined short line or, where the document's
-    numbered lines are an outline, a numbered line; see the module docstring. Numbered lines
+    A heading paragraph is a WikiText line, an underlined short line, a book's division
+    (``Chapter 3``) or, where the document's numbered lines are an outline, a numbered line;
+    see the module docstring. Numbered lines
     are an outline when there are a few of them, each continues the one before (from ``1``),
     and none directly follows another except as its first child (numbered paragraphs one after
     another are a list).
@@ -160,7 +168,57 @@ def plain_heading_levels(paragraphs: list[str]) -> list[PlainHeading | None]:
         for index, number, text in numbered:
             found[index] = PlainHeading(min(len(number), 6), text, numbered=True)
         _appendices(paragraphs, found)
+    _divisions(paragraphs, found)
     return found
+
+
+_DIVISION = re.compile(
+    r"[ \t]*((?:[A-Z][a-z]+|[A-Z]+))[ \t]+([0-9]{1,3}|[IVXLC]{1,8}|[ivxlc]{1,8})\.?"
+    r"(?:[ \t]*[.:\u2013\u2014-][ \t]*(\S[^\n]*?))?[ \t]*"
+)
+_DIVISIONS = frozenset({"chapter", "book", "part", "volume", "act", "scene", "canto"})
+_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+
+
+def _number(written: str) -> int:
+    """An arabic or roman numeral's value (roman: subtractive, ``iv`` 4)."""
+    if written.isdigit():
+        return int(written)
+    values = [_ROMAN[c] for c in written.lower()]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
+def _divisions(paragraphs: list[str], found: list[PlainHeading | None]) -> None:
+    """Mark the division headings (see the module docstring) in ``found``."""
+    by_kind: dict[str, list[tuple[int, int, str]]] = {}
+    for index, paragraph in enumerate(paragraphs):
+        line = paragraph.strip()
+        if found[index] is not None or "\n" in line or len(line) > MAX_HEADING_CHARS:
+            continue
+        match = _DIVISION.fullmatch(line)
+        if match is None or match.group(1).lower() not in _DIVISIONS:
+            continue
+        by_kind.setdefault(match.group(1).lower(), []).append(
+            (index, _number(match.group(2)), " ".join(line.split()))
+        )
+    others = {
+        kind: sorted(i for k, lines in by_kind.items() if k != kind for i, _, _ in lines) for kind in by_kind
+    }
+
+    def in_order(kind: str) -> bool:
+        # From one, each the next, or one again after another division (a new act's scenes).
+        lines = by_kind[kind]
+        return lines[0][1] == 1 and all(
+            number == previous + 1
+            or (number == 1 and bisect_left(others[kind], after) < bisect_left(others[kind], at))
+            for (after, previous, _), (at, number, _) in pairwise(lines)
+        )
+
+    kept = [kind for kind, lines in by_kind.items() if len(lines) >= 2 and in_order(kind)]
+    kept.sort(key=lambda kind: by_kind[kind][0][0])  # the division met first is the outermost
+    for level, kind in enumerate(kept, start=1):
+        for index, _, text in by_kind[kind]:
+            found[index] = PlainHeading(min(level, 6), text)
 
 
 def _appendices(paragraphs: list[str], found: list[PlainHeading | None]) -> None:

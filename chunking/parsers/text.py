@@ -38,8 +38,9 @@ from chunking.parsers.plain_headings import (
 __all__ = ["PARSER_VERSION", "parse"]
 
 # 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 4: plain-text headings;
-# 5: appendices continue a numbered outline (plain_headings.py)
-PARSER_VERSION = "5"
+# 5: appendices continue a numbered outline (plain_headings.py); 6: divisions ("Chapter 3",
+# "BOOK IV", "Act 2: The Heath") numbered in order are headings
+PARSER_VERSION = "6"
 LIBRARY = "chunking.document.paragraph_spans"
 
 _WIDE_GAP = re.compile(r"\S {3,}\S")

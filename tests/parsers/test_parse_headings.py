@@ -186,3 +186,49 @@ def test_markdown_headings_are_short_label_only_what_follows_and_title_only_from
         assert sum(len(source) for source, _, _ in blocks[:first]) <= TITLE_AFTER_CHARS + first
     elif len(level_ones) < COLLECTION_LEVEL_ONES and blocks[0][1] is not None and blocks[0][2] == 1:
         raise AssertionError("a level-1 heading opening the document is its title")
+
+
+def _roman(n: int) -> str:
+    out = ""
+    for value, mark in ((10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")):
+        while n >= value:
+            out, n = out + mark, n - value
+    return out
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(
+    acts=st.lists(st.integers(min_value=1, max_value=4), min_size=1, max_size=5),  # scenes per act
+    roman=st.booleans(),
+    titled=st.booleans(),
+)
+def test_a_books_divisions_numbered_in_order_are_headings(acts: list[int], roman: bool, titled: bool) -> None:
+    """Persuasion's 24 'Chapter N' lines were text: none of its 637 children had a heading
+    path, and 13 ran across a chapter break. A document's divisions numbered from one, in order
+    (scenes again from one in each act), open sections; the first division met is the outer."""
+    blocks, expected = [], []
+    for a, scenes in enumerate(acts, start=1):
+        act = f"ACT {_roman(a) if roman else a}" + (f". The part {a}" if titled else "")
+        blocks.append(act)
+        for s in range(1, scenes + 1):
+            scene = f"Scene {_roman(s) if roman else s}"
+            blocks += [scene, f"Words spoken in act {a}, scene {s}, by the players."]
+            # A division is a heading where the document has two or more of it.
+            expected.append(tuple(h for h, many in ((act, len(acts) > 1), (scene, sum(acts) > 1)) if many))
+    document = parse_bytes("\n\n".join(blocks).encode(), kind="text", source_uri="mem://play.txt")
+    assert_exact_offsets(document)
+    units = [
+        (s.heading_path, u.text) for s in document.sections for u in s.units if u.text.startswith("Words")
+    ]
+    assert [path for path, _ in units] == expected
+
+
+def test_divisions_out_of_order_or_alone_are_text() -> None:
+    """A numbered mention is no heading: one 'Chapter 3' line alone, or lines out of order."""
+    for lines in (
+        ["Chapter 3", "Text."],
+        ["Part 2", "Text.", "Part 1", "More."],
+        ["chapter 1", "a.", "chapter 2", "b."],
+    ):
+        document = parse_bytes("\n\n".join(lines).encode(), kind="text", source_uri="mem://t.txt")
+        assert all(s.heading_path == () for s in document.sections), lines
