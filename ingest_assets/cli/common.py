@@ -21,6 +21,7 @@ __all__ = [
     "INBOX_HELP",
     "PLANS_HELP",
     "CommandError",
+    "NoStore",
     "add_db_option",
     "add_source_options",
     "open_store",
@@ -55,22 +56,49 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plans", metavar="FILE", help=PLANS_HELP)
 
 
+# A DuckDB file this small holds no table (a new file is 12 KiB; a store's schema alone, 500).
+_EMPTY_DUCKDB_BYTES = 64 * 1024
+
+
+class NoStore(CommandError):
+    """There is no store at ``--db`` yet: no file, or a DuckDB file without a table."""
+
+
 def open_store(database: str | None, settings: Settings) -> IngestStore:
     """The store at ``database`` (default: ``settings``'), which must exist already, under
-    ``settings``.
+    ``settings``. An empty DuckDB file is no store: the commands that read would write the
+    schema into it.
 
     Raises:
-        CommandError: There is no store file there.
+        NoStore: There is no store file there, or the file is an empty DuckDB file.
     """
     location = database or settings.database
     if is_lake(location):
         return IngestStore(location, lock_timeout=settings.lock_timeout_seconds, settings=settings)
     path = Path(location)
     if not path.is_file():
-        raise CommandError(
+        raise NoStore(
             f"--db {path}: no store file there; run `ingest run` first, or pass --db / set INGEST_DUCKDB"
         )
+    if path.stat().st_size <= _EMPTY_DUCKDB_BYTES and _without_tables(path):
+        raise NoStore(
+            f"--db {path}: an empty DuckDB file, no store yet; run `ingest run` first (it makes the "
+            "store there), or pass --db / set INGEST_DUCKDB"
+        )
     return IngestStore(path, lock_timeout=settings.lock_timeout_seconds, settings=settings)
+
+
+def _without_tables(path: Path) -> bool:
+    """Whether ``path`` is a DuckDB file that holds no table (anything else is for the store
+    to judge: a foreign file, a store of another schema)."""
+    import duckdb
+
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            (tables,) = con.execute("SELECT count(*) FROM duckdb_tables()").fetchone() or (0,)
+    except duckdb.Error:
+        return False
+    return tables == 0
 
 
 def warn_skipped(command: str, skipped: Sequence[str], count: int | None = None) -> None:

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ingest_assets.cli.common import open_store
+from ingest_assets.cli.common import NoStore, open_store
 from ingest_assets.cli.plans import file_key_state
 from ingest_assets.plans import Plan
 from ingest_assets.settings import Settings
@@ -146,14 +149,23 @@ def run_forecast(args: argparse.Namespace, settings: Settings) -> int:
 
     plans_file = args.plans or settings.plans_file
     plans = load_plans(plans_file)
-    store = open_store(args.db, settings)
-    result = forecast(store, args.inbox or settings.inbox, plans, settings)
-    with store.session():
-        stored = plans_in_store(store, plans, result)
+    with ExitStack() as cleanup:
+        try:
+            store = open_store(args.db, settings)
+            against = str(store.path)
+        except NoStore:
+            # Before the first run: what it would do, over a store with nothing in it, made in
+            # a temporary folder (the --db file is neither made nor touched).
+            folder = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="ingest-diff-")))
+            store = IngestStore(folder / "empty.duckdb", settings=settings)
+            against = f"no store yet at {args.db or settings.database} (a first run)"
+        result = forecast(store, args.inbox or settings.inbox, plans, settings)
+        with store.session():
+            stored = plans_in_store(store, plans, result)
     if args.json:
         print(json.dumps(forecast_json(result, stored), indent=2, sort_keys=True))
     else:
-        print_forecast(result, stored, plans_file, str(store.path))
+        print_forecast(result, stored, plans_file, against)
     return 0
 
 

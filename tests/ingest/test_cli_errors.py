@@ -59,9 +59,8 @@ def test_a_run_over_a_missing_inbox_says_so_in_one_line_and_creates_nothing(
         ["changes"],
         ["verify"],
         ["export", "--plan", "default", "--out", "{tmp}/out"],
-        ["plans", "--diff", "--inbox", str(ROOT / "data" / "sample")],
     ],
-    ids=lambda argv: argv[0] + ("-diff" if "--diff" in argv else ""),
+    ids=lambda argv: argv[0],
 )
 def test_a_read_only_command_given_a_missing_store_creates_none(
     environment: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
@@ -69,6 +68,56 @@ def test_a_read_only_command_given_a_missing_store_creates_none(
     database = environment / "nonexistent_dir" / "x.duckdb"
     assert main([*(a.format(tmp=environment) for a in argv), "--db", str(database)]) == 1
     assert f"--db {database}: {NO_STORE}" in capsys.readouterr().err
+    assert _created(environment) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "foo"],
+        ["changes"],
+        ["verify"],
+        ["export", "--plan", "default", "--out", "{tmp}/out"],
+        ["plans"],
+        ["plans", "--diff", "--inbox", str(ROOT / "data" / "sample")],
+    ],
+    ids=lambda argv: argv[0] + ("-diff" if "--diff" in argv else ""),
+)
+def test_a_read_only_command_leaves_an_empty_duckdb_file_as_it_was(
+    environment: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty DuckDB file (made by `duckdb.connect`) was given the whole schema (12 KiB ->
+    524 KiB, 35 tables and views) by every command that only reads, ``plans --diff`` too while
+    it said 'nothing was written'. It is no store: the commands say so, or (``plans``, ``plans
+    --diff``) answer as before a first run, and the file is byte for byte as it was."""
+    import duckdb
+
+    database = environment / "empty.duckdb"
+    duckdb.connect(str(database)).close()
+    before = database.read_bytes()
+    code = main([*(a.format(tmp=environment) for a in argv), "--db", str(database)])
+    out, err = capsys.readouterr()
+    if argv[0] == "plans":
+        assert code == 0 and "no store yet" in out, err
+    else:
+        assert (
+            code == 1
+            and f"--db {database}: an empty DuckDB file, no store yet; run `ingest run` first" in err
+        )
+    assert database.read_bytes() == before
+    assert _created(environment) == ["empty.duckdb"]
+
+
+def test_plans_diff_before_the_first_run_forecasts_it_and_creates_nothing(
+    environment: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``plans --diff`` is the cost of a run before it runs; before the first one it refused
+    ('no store file there'). It now says what a first run would parse and build."""
+    database = environment / "nonexistent_dir" / "x.duckdb"
+    argv = ["plans", "--diff", "--inbox", str(ROOT / "data" / "sample"), "--db", str(database), "--json"]
+    assert main(argv) == 0
+    forecast = json.loads(capsys.readouterr().out)
+    assert forecast["files"]["new"] == len([p for p in (ROOT / "data" / "sample").iterdir() if p.is_file()])
     assert _created(environment) == []
 
 
