@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from chunking import Chunk
 from ingest_assets.embeddings import load_model
 from ingest_assets.store import IngestStore
+from ingest_assets.store.plan_names import UnknownPlan, resolve_plan
 
 __all__ = ["Hit", "SearchError", "ServedPlan", "search", "served_plan"]
 
@@ -77,6 +78,11 @@ def served_plan(store: IngestStore, name: str | None = None) -> ServedPlan:
     if name not in named:
         known = ", ".join(sorted({n for _, n, _ in plans}))
         raise SearchError(f"no plan {name!r} in the store; its plans are: {known}")
+    if name != named[name]:  # a key: search serves the views, so only the live one
+        try:
+            resolve_plan(store, name, served=True)
+        except UnknownPlan as error:
+            raise SearchError(str(error)) from error
     if named[name] not in live:
         raise SearchError(
             f"plan {named[name]!r} serves no vectors: add embedding: to it in the plans file and "

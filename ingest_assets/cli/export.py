@@ -35,7 +35,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ingest_assets.exports import export_plan
 
     store = open_store(args.db, settings)
-    result = export_plan(store, resolve_plan(store, args.plan), args.format, args.out, args.since)
+    plan_key = resolve_plan(store, args.plan, served=True)
+    result = export_plan(store, plan_key, args.format, args.out, args.since)
     manifest = result.manifest
     if args.json:
         print(json.dumps(manifest, indent=2, sort_keys=True))

@@ -31,9 +31,8 @@ def export_plan_op(context: OpExecutionContext, config: ExportConfig, store: Duc
     """Export one plan's current chunks, graph nodes and edges; the manifest is the output's metadata."""
     view = store.store()
     try:
-        result = export_plan(
-            view, resolve_plan(view, config.plan, "plan"), config.format, config.target_folder, config.since
-        )
+        plan_key = resolve_plan(view, config.plan, "plan", served=True)
+        result = export_plan(view, plan_key, config.format, config.target_folder, config.since)
     except (ExportError, UnknownPlan) as error:
         raise Failure(description=str(error)) from None
     manifest = result.manifest

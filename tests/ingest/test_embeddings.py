@@ -496,3 +496,27 @@ def test_search_leaves_out_contents_pages(pipeline: Pipeline) -> None:
         k=len(kinds),
     )
     assert {hit.id for hit in hits} == set(kinds) - contents
+
+
+def test_a_key_the_views_no_longer_serve_is_named_with_what_its_plan_serves(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After a settings change, ``search --plan <old key>`` searched the new key without a word,
+    and ``export --plan <old key>`` wrote '0 written, 0 in view' and exited 0. Both now say the
+    key is retired and which key its plan serves."""
+    pipeline.write_plans(default=embedding_plan())
+    (old,) = pipeline.run_engine()["plans"]
+    pipeline.write_plans(default=embedding_plan(child=90))
+    (new,) = pipeline.run_engine()["plans"]
+    assert old != new
+    db = ["--db", str(pipeline.db)]
+    expected = (
+        f"--plan {old}: that key is retired: the views serve nothing of it; plan 'default' serves {new}"
+    )
+    assert main(["search", "orchard", "--plan", old, *db]) == 1
+    assert expected in capsys.readouterr().err
+    assert main(["export", "--plan", old, "--out", str(pipeline.inbox.parent / "out"), *db]) == 1
+    assert expected in capsys.readouterr().err
+    assert not (pipeline.inbox.parent / "out").exists()
+    assert main(["search", "orchard", "--plan", new, *db]) == 0
+    assert f"plan {new}" in capsys.readouterr().out
