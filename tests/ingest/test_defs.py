@@ -170,3 +170,17 @@ def test_ingest_inspect_prints_a_files_chunks(capsys: pytest.CaptureFixture[str]
     )
     out = capsys.readouterr().out
     assert "getting-started.md (markdown" in out and "tokens" in out
+
+
+def test_ingest_inspect_reads_the_plans_file_of_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``INGEST_PLANS`` was ignored by ``ingest inspect`` alone (it read ./plans.yaml)."""
+    plans = tmp_path / "plans.yaml"
+    plans.write_text(yaml.safe_dump({"plans": {"tiny": plan_spec(parent=300, child=120)}}))
+    monkeypatch.setenv("INGEST_PLANS", str(plans))
+    assert main(["inspect", str(ROOT / "data" / "sample" / "getting-started.md"), "--plan", "tiny"]) == 0
+    assert "'chunk_size': 120" in capsys.readouterr().out
+    monkeypatch.delenv("INGEST_PLANS")
+    assert main(["inspect", str(ROOT / "data" / "sample" / "getting-started.md"), "--plan", "tiny"]) == 1
+    assert "tiny" in capsys.readouterr().err
