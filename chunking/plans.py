@@ -229,6 +229,13 @@ def _message(error: Any) -> str:
         return f"unknown setting {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
     if error["type"] == "value_error":
         return str(error["ctx"]["error"]) if "ctx" in error else error["msg"]
+    if error["type"] == "union_tag_invalid" and "ctx" in error:
+        # An unknown strategy: pydantic's "Input tag 'x' found using 'strategy' does not match".
+        tag = str(error["ctx"].get("tag", ""))
+        close = difflib.get_close_matches(tag.replace("_", "-"), list(CHUNKER_TYPES), n=1)
+        known = error["ctx"].get("expected_tags") or ", ".join(repr(name) for name in CHUNKER_TYPES)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"unknown strategy {tag!r}{hint} (the strategies: {known})"
     return error["msg"]
 
 

@@ -74,6 +74,19 @@ def test_an_unknown_strategy_lists_the_known_ones() -> None:
         parse_plans_data(data, "plans.yaml")
 
 
+@pytest.mark.parametrize(("written", "meant"), [("turn_window", "turn-window"), ("sections", "section")])
+def test_a_misspelt_strategy_names_the_strategy_it_is_closest_to(written: str, meant: str) -> None:
+    """pydantic's "Input tag 'turn_window' found using 'strategy' does not match any of the
+    expected tags" was shown as it was; the message now says what was meant."""
+    data = _plan()
+    data["plans"]["default"]["routes"]["*"]["parent"]["strategy"] = written
+    with pytest.raises(PlanError) as error:
+        parse_plans_data(data, "plans.yaml")
+    assert f"parent chunker: unknown strategy {written!r}; did you mean {meant!r}? (the strategies: " in str(
+        error.value
+    )
+
+
 def test_a_misspelt_setting_names_the_setting_it_is_closest_to() -> None:
     with pytest.raises(PlanError) as error:
         parse_plans_data(_plan(chunk_sise=200), "plans.yaml")
