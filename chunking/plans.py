@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from chunking.chunkers.leveling import ParentChildChunker
 from chunking.chunkers.registry import CHUNKER_TYPES, RouteChunker
@@ -69,6 +77,19 @@ class RouteSpec(BaseModel):
 
     parent: RouteChunker
     child: RouteChunker
+
+    @model_validator(mode="after")
+    def _child_within_parent(self) -> RouteSpec:
+        """A child budget over its parent's (counted by one tokenizer) makes each child a copy
+        of its parent: twice the rows, and no smaller unit to search."""
+        parent, child = getattr(self.parent, "chunk_size", None), getattr(self.child, "chunk_size", None)
+        same_unit = self.parent.tokenizer == self.child.tokenizer
+        if parent is not None and child is not None and same_unit and child > parent:
+            raise ValueError(
+                f"the child chunk_size {child} is over the parent's {parent} ({self.child.tokenizer}): "
+                "each child would be a copy of its parent; make the child's smaller"
+            )
+        return self
 
     def leveler(self) -> ParentChildChunker:
         """The parent/child chunker that runs this route."""

@@ -174,3 +174,17 @@ def test_the_schema_accepts_the_project_plans_and_rejects_a_typo() -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(misspelt, schema)
     assert plans_schema()["$defs"]["SectionChunker"]["properties"]["size"]["deprecated"] is True
+
+
+def test_a_child_budget_over_its_parents_is_refused() -> None:
+    """Parent 100, child 500 was accepted: every child was a copy of its parent (twice the rows,
+    no smaller unit to search). The route is refused, naming both sizes and the fix."""
+    data = _plan()
+    route = data["plans"]["default"]["routes"]["*"]
+    route["parent"]["chunk_size"], route["child"]["chunk_size"] = 100, 500
+    with pytest.raises(PlanError) as error:
+        parse_plans_data(data, "plans.yaml")
+    assert "route '*': the child chunk_size 500 is over the parent's 100" in str(error.value)
+    assert "make the child's smaller" in str(error.value)
+    route["child"]["chunk_size"] = 100  # equal is allowed: a parent that needs no split
+    parse_plans_data(data, "plans.yaml")
