@@ -52,16 +52,16 @@ def test_a_run_over_a_missing_inbox_says_so_in_one_line_and_creates_nothing(
     assert _created(environment) == []  # no store, no Dagster home (no run launched)
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["search", "foo"],
-        ["changes"],
-        ["verify"],
-        ["export", "--plan", "default", "--out", "{tmp}/out"],
-    ],
-    ids=lambda argv: argv[0],
-)
+# The commands that need a store and only read it.
+READING = [
+    ["search", "foo"],
+    ["changes"],
+    ["verify"],
+    ["export", "--plan", "default", "--out", "{tmp}/out"],
+]
+
+
+@pytest.mark.parametrize("argv", READING, ids=lambda argv: argv[0])
 def test_a_read_only_command_given_a_missing_store_creates_none(
     environment: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -73,14 +73,7 @@ def test_a_read_only_command_given_a_missing_store_creates_none(
 
 @pytest.mark.parametrize(
     "argv",
-    [
-        ["search", "foo"],
-        ["changes"],
-        ["verify"],
-        ["export", "--plan", "default", "--out", "{tmp}/out"],
-        ["plans"],
-        ["plans", "--diff", "--inbox", str(ROOT / "data" / "sample")],
-    ],
+    [*READING, ["plans"], ["plans", "--diff", "--inbox", str(ROOT / "data" / "sample")]],
     ids=lambda argv: argv[0] + ("-diff" if "--diff" in argv else ""),
 )
 def test_a_read_only_command_leaves_an_empty_duckdb_file_as_it_was(
