@@ -101,40 +101,40 @@ def _without_tables(path: Path) -> bool:
     return tables == 0
 
 
+def _name_some(lines: Sequence[str], count: int, rest: str) -> None:
+    """Print the first ``SKIPPED_SHOWN`` of ``lines`` on stderr, then ``rest`` (formatted with
+    ``more`` and ``count``) when ``count`` is more than were printed."""
+    from ingest_assets.engine.scan import SKIPPED_SHOWN  # only the commands that scan
+
+    shown = lines[:SKIPPED_SHOWN]
+    for line in shown:
+        print(line, file=sys.stderr)
+    if count > len(shown):
+        print(rest.format(more=count - len(shown), count=count), file=sys.stderr)
+
+
 def warn_skipped(command: str, skipped: Sequence[str], count: int | None = None) -> None:
     """Name on stderr, one a line, the inbox entries a scan skipped (``path: why``: links,
     pipes and other special files, names that are not UTF-8, folders that cannot be listed);
     past ``SKIPPED_SHOWN`` (:mod:`ingest_assets.engine.scan`) one line counts the rest, of
     ``count`` in all (default: as many as ``skipped`` names)."""
-    from ingest_assets.engine.scan import SKIPPED_SHOWN  # only the commands that scan
-
-    shown = skipped[:SKIPPED_SHOWN]
-    count = len(skipped) if count is None else count
-    for line in shown:
-        print(f"ingest {command}: skipped {line}", file=sys.stderr)
-    if count > len(shown):
-        print(
-            f"ingest {command}: skipped {count - len(shown)} more inbox entries "
-            f"({count} in all; none of them is read)",
-            file=sys.stderr,
-        )
+    _name_some(
+        [f"ingest {command}: skipped {line}" for line in skipped],
+        len(skipped) if count is None else count,
+        f"ingest {command}: skipped {{more}} more inbox entries ({{count}} in all; none of them is read)",
+    )
 
 
 def warn_failed(command: str, failures: Sequence[Failure], count: int) -> None:
     """Name on stderr, one a line, the files the runs failed on (``uri: message``; the message
     says the fix); past ``SKIPPED_SHOWN`` one line counts the rest, which ``ingest_failures``
     lists."""
-    from ingest_assets.engine.scan import SKIPPED_SHOWN
-
-    shown = failures[:SKIPPED_SHOWN]
-    for failure in shown:
-        print(f"ingest {command}: failed {failure.line()}", file=sys.stderr)
-    if count > len(shown):
-        print(
-            f"ingest {command}: {count - len(shown)} more failed ({count} in all; "
-            "query ingest_failures for each file and why)",
-            file=sys.stderr,
-        )
+    _name_some(
+        [f"ingest {command}: failed {failure.line()}" for failure in failures],
+        count,
+        f"ingest {command}: {{more}} more failed ({{count}} in all; "
+        "query ingest_failures for each file and why)",
+    )
 
 
 def warn_failed_checks(command: str, failed: Sequence[str]) -> int:
