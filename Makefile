@@ -18,10 +18,10 @@ install: $(BIN)/.installed
 run: install
 	$(BIN)/ingest run
 
-## Open the Dagster UI on http://127.0.0.1:3000 (same instance and store as `make run`).
+## Open the Dagster UI on http://127.0.0.1:3000 over the store of `make run`, on its instance
+## (.dagster_home); `ingest ui --db FILE` opens another store's.
 ui: install
-	mkdir -p .dagster_home && cp dagster.yaml .dagster_home/dagster.yaml  # kept in step with the repo
-	DAGSTER_HOME=$(CURDIR)/.dagster_home $(BIN)/dagster dev -h 127.0.0.1 -p 3000  # location "ingest" ([tool.dagster])
+	$(BIN)/ingest ui
 
 ## The scale-out configuration (docs/scale-out.md) in one command: start a private Postgres
 ## (./.postgres, a free loopback port), then ingest data/sample into a DuckLake store on it, with

@@ -45,12 +45,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from chunking.parsers import ParseLimits
 
-__all__ = ["ENVIRONMENT", "LIMIT_FLAGS", "Settings"]
+__all__ = ["DEFAULT_STORE", "ENVIRONMENT", "LIMIT_FLAGS", "Settings"]
 
 # The store's variables: INGEST_STORE names the store like INGEST_DUCKDB and wins over it (the
 # lake is not a DuckDB file).
 STORE_VARIABLE = "INGEST_STORE"
 DUCKDB_VARIABLE = "INGEST_DUCKDB"
+# The project's store file (relative to the working directory), when none is named.
+DEFAULT_STORE = "data/ingest.duckdb"
 # field -> environment variable
 ENVIRONMENT: dict[str, str] = {
     "database": DUCKDB_VARIABLE,
@@ -125,7 +127,7 @@ class Settings(BaseSettings):
     )
 
     database: str = Field(
-        default="data/ingest.duckdb",
+        default=DEFAULT_STORE,
         validation_alias=AliasChoices("database", STORE_VARIABLE, DUCKDB_VARIABLE),
     )
     inbox: str = "data/sample"

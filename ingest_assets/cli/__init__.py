@@ -13,12 +13,13 @@ module         command
 ``search``     ``ingest search``: the child chunks nearest to a query
 ``inspect``    ``ingest inspect``: a file's chunks under a plan (``chunking.inspect``)
 ``shards``     ``ingest shards``: the pipeline over some shards, one writer of several
+``ui``         ``ingest ui``: ``dagster dev`` over a store, on that store's own instance
 ``common``     what several commands share: the store a command reads, bad input
 ``progress``   progress bars and step logs of ``ingest run`` on stderr
 =============  =====================================================================
 
-Only ``run`` and ``shards`` reach the Dagster side (``ingest_assets.defs.launch``), inside
-a function and only when there are runs to launch; ``defs/`` never imports this package.
+Only ``run``, ``shards`` and ``ui`` reach the Dagster side (``ingest_assets.defs.launch``), inside
+a function (``run`` only when there are runs to launch); ``defs/`` never imports this package.
 """
 
 from ingest_assets.cli.parser import main

@@ -27,6 +27,7 @@ __all__ = [
     "open_store",
     "warn_failed",
     "warn_failed_checks",
+    "warn_shared_instance",
     "warn_skipped",
 ]
 
@@ -150,3 +151,18 @@ def warn_failed_checks(command: str, failed: Sequence[str]) -> int:
             file=sys.stderr,
         )
     return 1 if failed else 0
+
+
+def warn_shared_instance(command: str, home: str, others: Sequence[str]) -> None:
+    """Say on stderr that the Dagster instance at ``home`` also holds runs of the stores
+    ``others``: its UI shows their runs and materializations beside this store's, and its
+    ``plans_sensor`` drops the plan keys of whichever store it does not read."""
+    if not others:
+        return
+    print(
+        f"ingest {command}: warning: the Dagster instance {home} also records runs of "
+        f"{', '.join(others)}; its UI mixes the stores' runs, and its plans_sensor drops the other "
+        "store's plan keys. Unset DAGSTER_HOME: each store then has an instance of its own "
+        "(`ingest ui --db STORE` opens it)",
+        file=sys.stderr,
+    )

@@ -15,7 +15,7 @@ import os
 import sys
 from types import ModuleType
 
-from ingest_assets.cli import changes, export, inspect, plans, run, search, shards, verify
+from ingest_assets.cli import changes, export, inspect, plans, run, search, shards, ui, verify
 from ingest_assets.plans import PlanError
 from ingest_assets.settings import Settings
 
@@ -31,6 +31,7 @@ COMMANDS: dict[str, ModuleType] = {
     "search": search,
     "inspect": inspect,
     "shards": shards,
+    "ui": ui,
 }
 
 

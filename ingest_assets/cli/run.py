@@ -17,7 +17,13 @@ import json
 import time
 from typing import Any
 
-from ingest_assets.cli.common import add_source_options, warn_failed, warn_failed_checks, warn_skipped
+from ingest_assets.cli.common import (
+    add_source_options,
+    warn_failed,
+    warn_failed_checks,
+    warn_shared_instance,
+    warn_skipped,
+)
 from ingest_assets.cli.progress import show_progress
 from ingest_assets.engine.summary import RunSummary
 from ingest_assets.inbox import require_inbox
@@ -132,6 +138,7 @@ def run_pipeline(
             from ingest_assets.defs.launch import Launcher
 
             launcher = Launcher(settings, keys, instance, verbose=verbose)
+            warn_shared_instance("run", launcher.instance.root_directory, launcher.other_stores)
             # One run per stretch of consecutive shards with work: a shard without work is not
             # materialized, so each partition's latest materialization is its own work. A shard
             # never materialized is work too (its first materialization records it empty), so on a

@@ -18,7 +18,13 @@ import json
 import sys
 from typing import Any
 
-from ingest_assets.cli.common import add_source_options, warn_failed, warn_failed_checks, warn_skipped
+from ingest_assets.cli.common import (
+    add_source_options,
+    warn_failed,
+    warn_failed_checks,
+    warn_shared_instance,
+    warn_skipped,
+)
 from ingest_assets.engine.keys import SHARDS, chunk_partition, stretches
 from ingest_assets.engine.results import StepResult
 from ingest_assets.engine.summary import Failure, read_step_results
@@ -64,6 +70,7 @@ def run_shards(
     from ingest_assets.defs.launch import Launcher
 
     launcher = Launcher(settings, keys, instance)
+    warn_shared_instance("shards", launcher.instance.root_directory, launcher.other_stores)
     store = IngestStore(settings.database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
     report: dict[str, dict[str, StepResult]] = {}
     for stretch in stretches(shards):

@@ -4,6 +4,7 @@ this module only when there is work). What a run did is read from the store afte
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -19,7 +20,7 @@ from ingest_assets.defs.partitions import PLAN_DIMENSION, never_materialized
 from ingest_assets.defs.private import free_pool_slots, instance_at
 from ingest_assets.defs.sensors import range_tags
 from ingest_assets.engine.keys import is_chunk_partition, plan_and_shard
-from ingest_assets.settings import Settings
+from ingest_assets.settings import DEFAULT_STORE, Settings
 
 __all__ = ["HOST_TAG", "PID_TAG", "STORE_TAG", "Launcher", "dagster_home", "store_label"]
 
@@ -37,19 +38,34 @@ PID_TAG, HOST_TAG = "ingest/pid", "ingest/host"
 # And the store they wrote (a lake's connection string without its password), so runs of
 # several stores in one instance can be told apart in the UI.
 STORE_TAG = "ingest/store"
+# How many of an instance's latest runs are looked at for another store's.
+_RUNS_LOOKED_AT = 50
 _PASSWORD = re.compile(r"(password\s*=\s*)\S+", re.IGNORECASE)
 
 
 def dagster_home(settings: Settings) -> Path:
-    """Return ``$DAGSTER_HOME``, else the project's default instance for the store's kind:
-    ``./.dagster_home`` (dagster.yaml) for a DuckDB file, ``./.dagster_home_lake`` for a lake
-    (dagster.postgres.yaml where the variables it names are set, as
-    ``scripts/local_postgres.sh`` prints them; else dagster.yaml). A lake's runs never land in
-    the file's instance, whose UI would show them as the file's."""
+    """Return ``$DAGSTER_HOME``, else the default instance of the store (made on first use):
+
+    - the project's store (``data/ingest.duckdb``): ``./.dagster_home``;
+    - any other DuckDB file: ``./.dagster_homes/<file stem>-<8 hex of its absolute path>``;
+    - a lake: ``./.dagster_home_lake`` (its storage: dagster.postgres.yaml where the variables it
+      names are set, as ``scripts/local_postgres.sh`` prints them; else dagster.yaml).
+
+    Each store has its own: one instance shared by two stores shows either's runs as the
+    other's in the UI, and its ``plans_sensor`` drops the other's plan partitions.
+    """
     if os.environ.get("DAGSTER_HOME"):
         return Path(os.environ["DAGSTER_HOME"])
     lake = settings.is_lake
-    home = Path(".dagster_home_lake" if lake else ".dagster_home").resolve()
+    if lake:
+        home = Path(".dagster_home_lake").resolve()
+    else:
+        store = Path(settings.database).resolve()
+        if store == Path(DEFAULT_STORE).resolve():
+            home = Path(".dagster_home").resolve()
+        else:
+            digest = hashlib.sha256(str(store).encode()).hexdigest()[:8]
+            home = Path(".dagster_homes", f"{store.stem}-{digest}").resolve()
     home.mkdir(parents=True, exist_ok=True)
     if not (home / "dagster.yaml").exists():
         names = ["dagster.postgres.yaml", "dagster.yaml"] if lake else ["dagster.yaml"]
@@ -109,11 +125,20 @@ class Launcher:
         self.store = store_label(settings)
         # The runs execute in this process, whose output is the user's terminal already.
         self.instance: DagsterInstance = instance or instance_at(dagster_home(settings), capture_output=False)
+        # Other stores whose runs this instance holds (a DAGSTER_HOME shared on purpose).
+        self.other_stores = self._other_stores()
         self._release_orphans()
         known = set(self.instance.get_dynamic_partitions(PLAN_DIMENSION))
         missing = [key for key in keys if key not in known]
         if missing:  # a run may only name registered keys; retired keys stay, with their history
             self.instance.add_dynamic_partitions(PLAN_DIMENSION, missing)
+
+    def _other_stores(self) -> list[str]:
+        """The stores other than this one named by the instance's latest runs (see
+        :func:`dagster_home`: each store's UI should show its own runs and plan keys alone)."""
+        latest = self.instance.get_runs(limit=_RUNS_LOOKED_AT)
+        stores = {run.tags.get(STORE_TAG, self.store) for run in latest}
+        return sorted(stores - {self.store})
 
     def _release_orphans(self) -> None:
         """Fail the runs of killed ``ingest run`` processes on this host and free their pool slots.

@@ -247,6 +247,15 @@ class DagsterDev:
         if not (self.home / "dagster.yaml").exists():
             shutil.copyfile(ROOT / "dagster.yaml", self.home / "dagster.yaml")
 
+    # The folder the command starts in.
+    cwd: Path = ROOT
+
+    def command(self) -> list[str]:
+        """The command line :meth:`start` runs, serving on ``self.port``."""
+        # No -m: dagster dev then loads [tool.dagster] of pyproject.toml (cwd), whose
+        # code_location_name is "ingest"; with -m the location is named after the module.
+        return [sys.executable, "-m", "dagster", "dev", "-h", "127.0.0.1", "-p", str(self.port)]
+
     @property
     def url(self) -> str:
         """The webserver's base URL (``http://127.0.0.1:PORT``)."""
@@ -267,13 +276,10 @@ class DagsterDev:
             DagsterDevError: The location failed to load, dagster dev exited, or the wait timed out.
         """
         self.port = free_port()
-        # No -m: dagster dev then loads [tool.dagster] of pyproject.toml (cwd), whose
-        # code_location_name is "ingest"; with -m the location is named after the module.
-        command = [sys.executable, "-m", "dagster", "dev", "-h", "127.0.0.1", "-p", str(self.port)]
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                command,
-                cwd=ROOT,
+                self.command(),
+                cwd=self.cwd,
                 env=self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,

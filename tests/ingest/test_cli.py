@@ -15,7 +15,7 @@ from ingest_assets.cli.common import DB_HELP
 from ingest_assets.cli.parser import COMMANDS, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
-EXPECTED = {"run", "plans", "changes", "export", "verify", "search", "inspect", "shards"}
+EXPECTED = {"run", "plans", "changes", "export", "verify", "search", "inspect", "shards", "ui"}
 
 
 def test_every_command_is_a_subcommand_of_one_parser() -> None:
@@ -32,7 +32,7 @@ def test_every_subcommand_has_its_help(command: str, capsys: pytest.CaptureFixtu
     assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: ingest {command}")
-    assert "--json" in out or command in ("inspect", "shards")  # text only; JSON only
+    assert "--json" in out or command in ("inspect", "shards", "ui")  # text only; JSON only; a server
 
 
 def test_the_flags_of_each_command_stay(capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,6 +54,7 @@ def test_the_flags_of_each_command_stay(capsys: pytest.CaptureFixture[str]) -> N
         "search": ["--plan", "-k", "--db", "--json"],
         "inspect": ["--plans", "--plan", "--kind", "--level", "--full", "--width"],
         "shards": ["SHARD", "--inbox", "--db", "--plans"],
+        "ui": ["--inbox", "--db", "--plans", "--host", "--port"],
     }
     for command, expected in flags.items():
         with pytest.raises(SystemExit):
