@@ -41,8 +41,10 @@ SPLITTER_VERSION = "8"
 # unit over the budget is cut between its items before it is cut at a sentence end inside one;
 # 11: text chunk ids leave out the span, naming the text's occurrence instead (Chunk.id_for);
 # 12: a section's short intro before its own subsections leads them as its heading does
-# (section.py, _short_intro), so a chunk no longer ends on a heading and its intro
-SECTION_PACKER_VERSION = "12"
+# (section.py, _short_intro), so a chunk no longer ends on a heading and its intro; 13: a short
+# paragraph with words that point at what follows ("The following ... are required in /.")
+# leads the table after it, as a line ending in a colon does
+SECTION_PACKER_VERSION = "13"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
 # 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row;

@@ -77,10 +77,26 @@ _COHESIVE = frozenset({"text", "list"})
 # Shorter than this, a unit cannot hold MIN_WORDS content words (of three letters or more, with
 # a space after each): no need to read it.
 _COHESION_CHARS = 4 * MIN_WORDS
-# A text unit that leads the table after it: a caption ("Table 4.1.", "表 4.2.") or a line that
-# ends in a colon, of at most this many tokens (and a quarter of the budget); a paragraph that
-# ends in a full stop stays with the text before it.
+# A text unit that leads the table after it: a caption ("Table 4.1.", "表 4.2."), a line that
+# ends in a colon, or one that says a table comes (_POINTS_AHEAD), of at most this many tokens
+# (and a quarter of the budget); any other paragraph stays with the text before it.
 _LEAD_IN_TOKENS = 48
+# Words of a short paragraph that point at what follows it ("The following directories are
+# required in /.", "Here is an example of ...", "... are listed below."), whatever it ends in.
+_POINTS_AHEAD = re.compile(
+    r"(?i)\b(?:the following|as follows|here (?:is|are)"
+    r"|(?:listed|shown|given) below|(?:table|list|example)s? below)\b"
+)
+
+
+def _leads_table(text: str) -> bool:
+    """Whether a short text unit right before a table introduces it: a line ending in a colon,
+    a caption, or words that point at what follows (see ``_LEAD_IN_TOKENS``)."""
+    return (
+        text.rstrip().endswith((":", "："))
+        or _CAPTION.match(text) is not None
+        or _POINTS_AHEAD.search(text) is not None
+    )
 
 
 def _short_intro(sections: Sequence[Section], index: int, tokens: Sequence[int], most: int) -> bool:
@@ -319,7 +335,7 @@ class SectionChunker(BaseChunker):
                     and tokens <= lead_in_tokens
                     and index < last_index
                     and units[index + 1].content_kind == "table"
-                    and (unit.text.rstrip().endswith((":", "：")) or _CAPTION.match(unit.text) is not None)
+                    and _leads_table(unit.text)
                 ) or (intro_leads and kind == "text"):
                     piece.lead_in = True
                 if unit.clipped_from is not None:

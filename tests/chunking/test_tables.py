@@ -252,10 +252,19 @@ def _chunk_holding(chunks: list, text: str):
     return next(chunk for chunk in chunks if text in chunk.text)
 
 
-@pytest.mark.parametrize("lead_in", ["Table 4.1. Crates picked per variety", "Supported operations:"])
+@pytest.mark.parametrize(
+    "lead_in",
+    [
+        "Table 4.1. Crates picked per variety",
+        "Supported operations:",
+        "The following crates, or the crates of a neighbour, are counted in /.",
+        "Here is an example of a season's record (other layouts are possible.)",
+    ],
+)
 def test_a_caption_or_an_introducing_line_leads_its_table(lead_in: str) -> None:
     # debian-reference's HTML: "Table 4.1. ..." ended the chunk before the table, whose chunk
-    # then said nothing of what it held.
+    # then said nothing of what it held. fhs-3.0.html: "The following directories, or symbolic
+    # links to directories, are required in /." ended the chunk before its table.
     document = parse_bytes(
         f"{PROSE}\n\n{lead_in}\n\n{TABLE}\n\n{PROSE}".encode(), kind="markdown", source_uri="mem://lead-in.md"
     )
@@ -270,10 +279,10 @@ def test_a_caption_or_an_introducing_line_leads_its_table(lead_in: str) -> None:
     assert later is not first_rows and lead_in not in later.text
 
 
-@pytest.mark.parametrize("before", [PROSE, "Tables are listed below."])
+@pytest.mark.parametrize("before", [PROSE, "Tables of crates go to the store below the gate."])
 def test_a_paragraph_before_a_table_stays_with_the_text(before: str) -> None:
-    # Short, but a paragraph of its own (it ends in a full stop, and opening with "Table" makes
-    # no caption without a number): it is not the table's lead-in.
+    # Short, but a paragraph of its own (it ends in a full stop, says nothing follows it, and
+    # opening with "Table" makes no caption without a number): it is not the table's lead-in.
     document = parse_bytes(f"{before}\n\n{TABLE}".encode(), kind="markdown", source_uri="mem://lead-in.md")
     chunks = SectionChunker(chunk_size=128).chunk(document)
     assert chunks[0].text == before and chunks[1].text.startswith("| fruit |")
