@@ -217,8 +217,8 @@ def _divisions(paragraphs: list[str], found: list[PlainHeading | None]) -> None:
     kept = [kind for kind, lines in by_kind.items() if len(lines) >= 2 and in_order(kind)]
     kept.sort(key=lambda kind: by_kind[kind][0][0])  # the division met first is the outermost
     for level, kind in enumerate(kept, start=1):
-        for index, _, text in by_kind[kind]:
-            found[index] = PlainHeading(min(level, 6), text)
+        for index, _, text in by_kind[kind]:  # numbered: "Chapter 1" is never the book's title
+            found[index] = PlainHeading(min(level, 6), text, numbered=True)
 
 
 def _appendices(paragraphs: list[str], found: list[PlainHeading | None]) -> None:

@@ -12,6 +12,12 @@ one-line paragraph with a wide internal gap that ends in ``[Page N]`` or recurs 
 times once digits are ignored. A paragraph over 8,000 characters spanning several lines (a file
 without blank lines) is split into one unit per line.
 
+Project Gutenberg's wrapping (its header, licence and "small print" around the book, which a
+search would otherwise return for questions about the book) is kept out of the units too: what
+comes before the book's start marker (``*** START OF THE PROJECT GUTENBERG EBOOK ...``, or the
+end of the old header's ``*END*THE SMALL PRINT!`` line) and from its end marker on (``*** END OF
+THE PROJECT GUTENBERG EBOOK ...``, ``End of the Project Gutenberg Etext of ...``).
+
 Headings: a paragraph that is a heading in an unambiguous plain-text form (a WikiText line, an
 underlined line, a numbered line of an outline; :func:`chunking.parsers.plain_headings.
 plain_heading_levels`) is a ``heading`` unit that opens a section, so what follows it carries
@@ -39,8 +45,9 @@ __all__ = ["PARSER_VERSION", "parse"]
 
 # 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 4: plain-text headings;
 # 5: appendices continue a numbered outline (plain_headings.py); 6: divisions ("Chapter 3",
-# "BOOK IV", "Act 2: The Heath") numbered in order are headings
-PARSER_VERSION = "6"
+# "BOOK IV", "Act 2: The Heath") numbered in order are headings; 7: Project Gutenberg's header,
+# licence and small print are no units, its header names the title; a division is no title
+PARSER_VERSION = "7"
 LIBRARY = "chunking.document.paragraph_spans"
 
 _WIDE_GAP = re.compile(r"\S {3,}\S")
@@ -51,6 +58,52 @@ _RECURRING = 3
 # per line): its lines become the units, so no unit is a whole book.
 _LONG_PARAGRAPH = 8000
 _LINE = re.compile(r"[^\n]+")
+
+
+# Project Gutenberg's wrapping: the name near the top, the book's start (the line after) and end
+# (the line itself on) in the releases' two styles.
+_GUTENBERG = re.compile(r"project gutenberg", re.IGNORECASE)
+_GUTENBERG_HEAD = 3000
+_BOOK_START = re.compile(
+    r"^\s*\*{3}\s*START OF (?:THE|THIS) PROJECT GUTENBERG E(?:BOOK|TEXT).*$|^\*END\*THE SMALL PRINT!.*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_BOOK_END = re.compile(
+    r"^\s*\*{3}\s*END OF (?:THE|THIS) PROJECT GUTENBERG E(?:BOOK|TEXT)"
+    r"|^\s*End of (?:the |this )?Project Gutenberg",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+# The book's title: "Title: Persuasion" in a newer release's header, else "The Project
+# Gutenberg Etext of Persuasion by Jane Austen" (older releases repeat it after their small print).
+_TITLE_LINE = re.compile(r"^Title:[ \t]*(\S[^\n]*)$", re.IGNORECASE | re.MULTILINE)
+_ETEXT_OF = re.compile(r"Project Gutenberg'?s? E(?:text|book) of ([^*\n]*[^*\s])", re.IGNORECASE)
+
+
+def _gutenberg_title(text: str, book_start: int) -> str | None:
+    """The title a Project Gutenberg file gives its book, else None: its header's ``Title:``
+    line, else the book's first lines' "Etext of ...", else the header's."""
+    found = (
+        _TITLE_LINE.search(text, 0, book_start)
+        or _ETEXT_OF.search(text, book_start, book_start + _GUTENBERG_HEAD)
+        or _ETEXT_OF.search(text, 0, book_start)
+    )
+    return None if found is None else found.group(1).strip()
+
+
+def _gutenberg_book(text: str) -> tuple[int, int] | None:
+    """The span of the book inside a Project Gutenberg file, without the header, licence and
+    small print around it; None for any other text, or a file whose markers are not found."""
+    if not _GUTENBERG.search(text, 0, _GUTENBERG_HEAD):
+        return None
+    start_marker = _BOOK_START.search(text)
+    start = start_marker.end() if start_marker else 0
+    end_marker = _BOOK_END.search(text, start)
+    end = end_marker.start() if end_marker else len(text)
+    if (start, end) == (0, len(text)) or not text[start:end].strip():
+        return None
+    return start, end
 
 
 def _furniture_key(line: str) -> str | None:
@@ -127,6 +180,10 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         spans.extend(paragraph_spans(page, base=position))
         position += len(page) + 1
 
+    book = _gutenberg_book(text)
+    if book is not None:
+        inside = [(start, end) for start, end in spans if start >= book[0] and end <= book[1]]
+        wrapping, spans = len(spans) - len(inside), inside
     keys = [_furniture_key(text[start:end]) for start, end in spans]
     counts = Counter(key for key in keys if key is not None)
     units: list[Unit] = []
@@ -152,6 +209,8 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         "parser": LIBRARY,
         "page_lines_dropped": dropped,
     }
+    if book is not None:
+        metadata["gutenberg_paragraphs_dropped"] = wrapping
     if len(pages) > 1:
         metadata["page_count"] = len(pages)
     return build_document(
@@ -161,6 +220,8 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         source_uri=source_uri,
         text=text,
         sections=sections,
-        title=_title(units, levels) or title_from_uri(source_uri),
+        title=_title(units, levels)
+        or (_gutenberg_title(text, book[0]) if book is not None else None)
+        or title_from_uri(source_uri),
         metadata=metadata,
     )

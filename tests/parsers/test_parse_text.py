@@ -219,3 +219,101 @@ def test_a_blank_file_of_any_kind_but_pdf_gets_no_ocr_hint(kind: str) -> None:
     with pytest.raises(ParseError) as info:
         parse_bytes(b"\xef\xbb\xbf \n", kind=kind, source_uri=f"mem://blank.{kind}")
     assert info.value.hint == BLANK
+
+
+GUTENBERG = """The Project Gutenberg eBook of The Orchard, by A. Keeper
+
+This eBook is for the use of anyone anywhere at no cost and with almost no
+restrictions whatsoever.
+
+Title: The Orchard
+
+Author: A. Keeper
+
+*** START OF THE PROJECT GUTENBERG EBOOK THE ORCHARD ***
+
+Chapter 1
+
+The apples came in early that year.
+
+Chapter 2
+
+The pears came in late.
+
+*** END OF THE PROJECT GUTENBERG EBOOK THE ORCHARD ***
+
+Updated editions will replace the previous one.
+
+Section 1. General Terms of Use and Redistributing Project Gutenberg electronic works
+"""
+
+OLD_GUTENBERG = """The Project Gutenberg Etext of The Orchard by A. Keepr
+
+Please take a look at the important information in this header.
+
+***START**THE SMALL PRINT!**FOR PUBLIC DOMAIN ETEXTS**START***
+Why is this "Small Print!" statement here?  You know: lawyers.
+*END*THE SMALL PRINT! FOR PUBLIC DOMAIN ETEXTS*Ver.04.29.93*END*
+
+
+The Project Gutenberg Etext of The Orchard by A. Keeper
+
+The apples came in early that year.
+
+End of the Project Gutenberg Etext of The Orchard
+"""
+
+
+@pytest.mark.parametrize(
+    ("raw", "units", "title", "dropped"),
+    [
+        (
+            GUTENBERG,
+            ["Chapter 1", "The apples came in early that year.", "Chapter 2", "The pears came in late."],
+            "The Orchard",
+            8,  # the header's four paragraphs and start line; the end line and the licence's two
+        ),
+        (
+            OLD_GUTENBERG,
+            [
+                "The Project Gutenberg Etext of The Orchard by A. Keeper",
+                "The apples came in early that year.",
+            ],
+            "The Orchard by A. Keeper",
+            4,  # the header's two paragraphs and small print; the end line
+        ),
+    ],
+)
+def test_a_project_gutenberg_book_leaves_out_its_header_and_licence(
+    raw: str, units: list[str], title: str, dropped: int
+) -> None:
+    # The corpus's Gutenberg books had their header, small print and licence indexed: a search
+    # for the book's themes returned "Small Print!" and donation paragraphs.
+    document = parse_bytes(raw.encode(), kind="text", source_uri="mem://orchard.txt")
+    assert document.text == raw  # the wrapping stays in the text; only the units leave it out
+    assert [u.text for section in document.sections for u in section.units] == units
+    assert document.title == title
+    assert document.metadata["gutenberg_paragraphs_dropped"] == dropped
+    assert_exact_offsets(document)
+
+
+def test_a_text_that_names_project_gutenberg_without_its_markers_keeps_every_paragraph() -> None:
+    raw = "Project Gutenberg offers free books.\n\nThey are in the public domain.\n"
+    document = parse_bytes(raw.encode(), kind="text", source_uri="mem://pg.txt")
+    assert [u.text for u in document.sections[0].units] == [
+        "Project Gutenberg offers free books.",
+        "They are in the public domain.",
+    ]
+    assert "gutenberg_paragraphs_dropped" not in document.metadata
+
+
+def test_the_corpus_gutenberg_books_index_no_licence(corpus_dir: Path) -> None:
+    books = sorted((corpus_dir / "text").glob("gutenberg-*.txt"))
+    if not books:
+        pytest.skip("the shared corpus has no Gutenberg books")
+    for path in books:
+        document = parse_file(path)
+        texts = [u.text for section in document.sections for u in section.units]
+        assert not [t for t in texts if "SMALL PRINT" in t.upper() or "gutenberg.net" in t.lower()], path.name
+        assert document.metadata["gutenberg_paragraphs_dropped"] > 20, path.name
+        assert "gutenberg" not in document.title.lower(), path.name
