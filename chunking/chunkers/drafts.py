@@ -45,14 +45,17 @@ class Piece:
     fence_close: str = ""
     # Its content words (chunking.chunkers.cohesion), read only where packing asks for them.
     words: frozenset[str] | None = None
-    # A short text right before a table ("Table 4.1. ...", "Supported operations:"): like a
-    # heading, it goes with the table rather than end the chunk before it.
+    # A short text that announces what follows it ("Table 4.1. ..." before a table, "Note",
+    # "The options are:"): like a heading, it goes with that rather than end the chunk before it.
     lead_in: bool = False
+    # A section's short intro before its own subsections: it travels with them as the heading
+    # does, but it is prose of its own (it counts towards its chunk's kind).
+    intro: bool = False
 
     @property
     def leads(self) -> bool:
-        """Whether this piece travels with what follows it (a heading or a table's lead-in)."""
-        return self.lead_in or self.kind == "heading"
+        """Whether this piece travels with what follows it (a heading, a lead-in or an intro)."""
+        return self.lead_in or self.intro or self.kind == "heading"
 
 
 @dataclass(slots=True)
@@ -235,7 +238,7 @@ def make_chunk(
         kind, path = first.kind, first.path
     else:
         # Headings (and a lead-in) leading a table or code do not make it text.
-        kinds = {p.kind for p in pieces if not p.leads} or {p.kind for p in pieces}
+        kinds = {p.kind for p in pieces if not (p.lead_in or p.kind == "heading")} or {p.kind for p in pieces}
         kind = kinds.pop() if len(kinds) == 1 else "text"
         path = common_prefix([p.path for p in pieces])
     metadata: ChunkMetadata = {"token_count": tokens, "exact_slice": exact}

@@ -81,6 +81,10 @@ _COHESION_CHARS = 4 * MIN_WORDS
 # ends in a colon, or one that says a table comes (_POINTS_AHEAD), of at most this many tokens
 # (and a quarter of the budget); any other paragraph stays with the text before it.
 _LEAD_IN_TOKENS = 48
+# An admonition's label on a line of its own, as PDFs and HTML pages set it above the note.
+_LABEL = re.compile(
+    r"(?i)(?:notes?|tips?|warnings?|cautions?|important|hints?|see also|examples?|remarks?)\s*:?"
+)
 # Words of a short paragraph that point at what follows it ("The following directories are
 # required in /.", "Here is an example of ...", "... are listed below."), whatever it ends in.
 _POINTS_AHEAD = re.compile(
@@ -97,6 +101,14 @@ def _leads_table(text: str) -> bool:
         or _CAPTION.match(text) is not None
         or _POINTS_AHEAD.search(text) is not None
     )
+
+
+def _announces(text: str) -> bool:
+    """Whether a short text unit only announces what follows it, whatever that is: a line
+    ending in a colon ("The options are:", "Notes:") or an admonition's label ("Note", "Tip").
+    Such a unit leads the next one as a heading does: a chunk that ended on it said nothing."""
+    stripped = text.rstrip()
+    return stripped.endswith((":", "：")) or _LABEL.fullmatch(stripped) is not None
 
 
 def _short_intro(sections: Sequence[Section], index: int, tokens: Sequence[int], most: int) -> bool:
@@ -330,13 +342,17 @@ class SectionChunker(BaseChunker):
                 pages = unit.pages if paged else ()
                 piece = Piece(unit.text, unit.start, unit.end, pages, kind, path, tokens)
                 piece.words, next_words = next_words, None
-                if (
+                if kind == "text" and intro_leads:
+                    piece.intro = True
+                elif (
                     kind == "text"
                     and tokens <= lead_in_tokens
                     and index < last_index
-                    and units[index + 1].content_kind == "table"
-                    and _leads_table(unit.text)
-                ) or (intro_leads and kind == "text"):
+                    and (
+                        _announces(unit.text)
+                        or (units[index + 1].content_kind == "table" and _leads_table(unit.text))
+                    )
+                ):
                     piece.lead_in = True
                 if unit.clipped_from is not None:
                     self._fence(unit, [piece])

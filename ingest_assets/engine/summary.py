@@ -262,7 +262,8 @@ class RunSummary:
                 f"{role} chunk sets: {sets.created} created, {sets.reused} reused"
                 for role, sets in (("parent", self.parent_sets), ("child", self.child_sets))
             ),
-            f"embeddings: {e.texts_embedded} texts embedded, {e.texts_reused} reused",
+            f"embedding sets: {e.sets_embedded} created, {e.sets_reused} reused "
+            f"({e.texts_embedded} texts embedded, {e.texts_reused} found stored)",
             f"current view: {now.documents} documents, {now.chunks} chunks, {now.graph_nodes} graph nodes, "
             f"{now.failures} failures (query ingest_failures)",
             f"plans: {', '.join(self.plans)}",

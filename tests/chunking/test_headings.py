@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -115,3 +117,43 @@ def test_a_short_intro_before_subsections_leads_them(releases: list, size: int, 
             if line.startswith("## v"):
                 n = line[4:].split(".")[0]
                 assert any(later.startswith(f"* fix {n}.0 ") for later in lines[at:]), chunk.text
+
+
+def _squeezed(texts: Iterable[str]) -> str:
+    """The texts run together without whitespace."""
+    return "".join("".join(texts).split())
+
+
+LABELS = ["Note", "Tip", "Warning:", "See also", "The options are:", "Notes:"]
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    blocks=st.lists(
+        st.tuples(st.sampled_from([None, *LABELS]), st.integers(min_value=5, max_value=90)),
+        min_size=2,
+        max_size=14,
+    ),
+    size=st.integers(min_value=100, max_value=300),
+    min_size=st.integers(0, 60),
+)
+def test_a_label_that_announces_what_follows_never_ends_a_chunk(
+    blocks: list, size: int, min_size: int
+) -> None:
+    """A line of its own that only announces the next unit (an admonition's "Note" or "Tip", a
+    line ending in a colon) leads that unit as a heading does. debian-reference's PDF had 25
+    children end on "Note" or "Tip", their notes in the next child without them; python's
+    docs, on "Notes:" before the list of notes."""
+    units: list[tuple[tuple[str, ...], str, str]] = []
+    for n, (label, length) in enumerate(blocks):
+        if label is not None:
+            units.append(((), "text", label))
+        units.append(((), "text", f"p{n} " + "w" * length))
+    document = build_document(units)
+    chunks = SectionChunker(chunk_size=size, min_size=min(min_size, size), tokenizer="character").chunk(
+        document
+    )
+    # Every unit's words once, in order (a unit cut in two loses the space at the cut).
+    assert _squeezed(c.text for c in chunks) == _squeezed(u[2] for u in units)
+    for chunk in chunks:
+        assert chunk.text.split("\n")[-1] not in LABELS, chunk.text

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from ingest_assets.cli import run_pipeline
 from ingest_assets.engine import IngestEngine
 from ingest_assets.engine.summary import RunSummary, read_step_results
-from tests.ingest.conftest import Pipeline
+from tests.ingest.conftest import Pipeline, plan_spec
 
 KEYS = {
     "documents",
@@ -119,3 +120,20 @@ def test_a_summary_is_one_frozen_typed_value(pipeline: Pipeline) -> None:
     assert set(summary.to_json()) == KEYS and json.loads(json.dumps(summary.to_json())) == summary.to_json()
     assert summary.child_sets.created == report.chunks["child_chunks"][key].total.created
     assert summary.lines()[0].startswith(f"documents: {summary.documents.parsed} parsed, ")
+
+
+def test_a_no_op_says_its_embedding_sets_were_reused(pipeline: Pipeline) -> None:
+    # The line read "embeddings: 0 texts embedded, 0 reused" after a no-op, as if nothing
+    # were embedded, where --json said every set was reused.
+    pipeline.write_plans(default={**plan_spec(), "embedding": {"model": "wordllama:l2_supercat_256"}})
+    first = pipeline.run()
+    summary = run_pipeline(
+        inbox=str(pipeline.inbox),
+        database=str(pipeline.db),
+        plans_file=str(pipeline.plans_file),
+        instance=pipeline.instance,
+    )
+    assert summary.runs == 0
+    sets = first["embeddings"]["sets_embedded"]
+    assert sets > 0 and summary.embeddings.sets_reused == sets
+    assert f"embedding sets: 0 created, {sets} reused (0 texts embedded, 0 found stored)" in summary.lines()
