@@ -41,8 +41,10 @@ __all__ = ["PARSER_VERSION", "parse"]
 # 4: an outline entry's place on its page ends a paragraph (pdf_layout.py); 5: a grave accent on
 # no letter before a word is the opening quote LaTeX meant (‘frozen’), elsewhere dropped; 6: a
 # two-dot leader after a "?" is a contents line, and on a contents page only a line above its
-# first entry is taken for its title (the end of the text above a "Change History" is not)
-PARSER_VERSION = "6"
+# first entry is taken for its title (the end of the text above a "Change History" is not); 7:
+# an admonition's label on a line of its own ("Note", "Tip") starts a paragraph, and the pieces
+# of large math delimiters (control and private-use characters) are dropped
+PARSER_VERSION = "7"
 LIBRARY = f"pypdfium2 {version('pypdfium2')}"
 _LOCK = threading.Lock()
 
@@ -53,9 +55,15 @@ _LOCK = threading.Lock()
 _LOOSE_GRAVE = re.compile(r"(?<![^\W\d_])\u00a0?\u0300(\w?)")
 
 
+# What a PDF's math fonts give for the pieces of large delimiters: control characters (cmex's
+# big parentheses) and the Symbol font's private-use brace and bracket parts (U+F8E5-U+F8FE).
+# They draw, they do not read: a search would index them as words.
+_GLYPH_PIECES = dict.fromkeys([*range(0x01, 0x09), *range(0x0B, 0x20), 0x7F, *range(0xF8E5, 0xF8FF)])
+
+
 def _clean(text: str) -> str:
     # PDFium marks a soft hyphen it already joined with U+FFFE.
-    text = text.replace("\ufffe", "").replace("\x00", "").replace("\f", " ")
+    text = text.replace("\ufffe", "").replace("\x00", "").replace("\f", " ").translate(_GLYPH_PIECES)
     if "\u0300" in text:
         text = _LOOSE_GRAVE.sub(lambda m: f"\u2018{m.group(1)}" if m.group(1) else "", text)
     return text.rstrip()

@@ -47,6 +47,9 @@ _SENTENCE_END = re.compile(r"[.!?:;)\]\"'”’。！？；：」』）]$")
 # opening the next page's first: a sentence cut by the page break (CJK has no lower case to say so).
 _CJK_GOES_ON = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff、，]")
 _SHORT = 0.75
+# An admonition's label on a line of its own ("Note", "Tip"): it opens the note below it, so it
+# starts a paragraph even after a full line (which goes on a paragraph when it ends a sentence).
+_LABEL_LINE = re.compile(r"(?:Notes?|Tips?|Warnings?|Cautions?|Important|Hints?)\s*:?")
 _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"(?<![A-Za-z])[ivxlcdmIVXLCDM]+(?![A-Za-z])")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[\divxlcdm]{1,6}(?:\s*(?:/|of)\s*\d{1,5})?$", re.IGNORECASE)
@@ -248,7 +251,11 @@ def _paragraphs(lines: Sequence[Line], anchors: Sequence[float] = ()) -> list[tu
         if not line.text.strip():
             close()
             continue
-        if current and (contents[index] != contents[index - 1] or _anchored(current[-1], line, anchors)):
+        if current and (
+            contents[index] != contents[index - 1]
+            or _anchored(current[-1], line, anchors)
+            or _LABEL_LINE.fullmatch(line.text.strip()) is not None
+        ):
             close()
         current.append(line)
         following = lines[index + 1].text.lstrip() if index + 1 < len(lines) else ""

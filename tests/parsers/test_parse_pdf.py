@@ -361,3 +361,27 @@ def test_pdf_short_cjk_line_ending_a_sentence_ends_its_paragraph() -> None:
 )
 def test_a_grave_accent_on_no_letter_is_latexs_opening_quote(line: str, clean: str) -> None:
     assert _clean(line) == clean
+
+
+@pytest.mark.parametrize("label", ["Note", "Tip", "Warning:"])
+def test_an_admonition_label_on_its_own_line_starts_a_paragraph(label: str) -> None:
+    # debian-reference's PDF: a full line ending a sentence goes on its paragraph, so the
+    # "Note" below it ended that paragraph, and its chunk; the note went on without its label.
+    wide = "The popcon data was downloaded on the second and holds the submissions of many reports."
+    lines = [
+        Line(wide, 10.0, 800.0),
+        Line("and twenty-five architectures in all, as the survey says.", 10.0, 780.0),
+        Line(label, 10.0, 760.0),
+        Line("The archive holds fewer packages than the popcon data names.", 10.0, 740.0),
+    ]
+    blocks = [block.text for block in page_blocks(lines, set(), 1, 10.0).body]
+    assert blocks[0].endswith("as the survey says.")
+    assert any(text.startswith(label) for text in blocks[1:]), blocks
+
+
+def test_pieces_of_large_math_delimiters_are_no_text() -> None:
+    # xcolor.pdf: cmex's big parentheses came out as control characters and the Symbol font's
+    # brace parts as private-use ones (198 of U+F8F4 alone), indexed as words.
+    assert _clean("colorn + step\x01") == "colorn + step"
+    assert _clean("step :=\uf8f1\uf8f4\uf8f4\uf8f2 grad\tif") == "step := grad\tif"
+    assert _clean("U\x10hue◦") == "Uhue◦"
