@@ -43,7 +43,8 @@ __all__ = ["PARSER_VERSION", "parse"]
 # two-dot leader after a "?" is a contents line, and on a contents page only a line above its
 # first entry is taken for its title (the end of the text above a "Change History" is not); 7:
 # an admonition's label on a line of its own ("Note", "Tip") starts a paragraph, and the pieces
-# of large math delimiters (control and private-use characters) are dropped
+# of large math delimiters (control and private-use characters) are dropped; a decimal opens no
+# footnote, and small numbered lines without a letter (a listing's) are none
 PARSER_VERSION = "7"
 LIBRARY = f"pypdfium2 {version('pypdfium2')}"
 _LOCK = threading.Lock()

@@ -53,7 +53,9 @@ _LABEL_LINE = re.compile(r"(?:Notes?|Tips?|Warnings?|Cautions?|Important|Hints?)
 _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"(?<![A-Za-z])[ivxlcdmIVXLCDM]+(?![A-Za-z])")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?[\divxlcdm]{1,6}(?:\s*(?:/|of)\s*\d{1,5})?$", re.IGNORECASE)
-_FOOTNOTE_MARK = re.compile(r"^(\d{1,3}(?!\d)|[*†‡§¶])")
+# A note's number, not a decimal's first digit ("2.68ex" on a note's second line is no note 2).
+_FOOTNOTE_MARK = re.compile(r"^(\d{1,3}(?!\d|[.,]\d)|[*†‡§¶])")
+_LETTER = re.compile(r"[^\W\d_]")
 _PAGES = r"[\dIVXLCDMivxlcdm]{1,6}(?:\s*[–-]\s*\d{1,4})?(?:\s*,\s*\d{1,4}(?:\s*[–-]\s*\d{1,4})?)*,?"
 # Contents and index lines: a dot leader before page numbers ("2.3 Data . . . . 11"), an index
 # entry ("apt, 37", "\\caption 157, 159"), a run-on list of pages ("218, 224,"), a letter heading.
@@ -295,6 +297,8 @@ def _footnote_start(lines: Sequence[Line], body: float | None) -> int:
     notes = lines[start:]
     if not notes or not _FOOTNOTE_MARK.match(notes[0].text.strip()) or len(notes) * 2 > filled:
         return len(lines)
+    if not any(_LETTER.search(line.text) for line in notes):
+        return len(lines)  # a code listing's numbered lines ("272 %"), set small: no notes
     return start
 
 

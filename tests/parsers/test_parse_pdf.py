@@ -385,3 +385,21 @@ def test_pieces_of_large_math_delimiters_are_no_text() -> None:
     assert _clean("colorn + step\x01") == "colorn + step"
     assert _clean("step :=\uf8f1\uf8f4\uf8f4\uf8f2 grad\tif") == "step := grad\tif"
     assert _clean("U\x10hue◦") == "Uhue◦"
+
+
+def test_a_decimal_on_a_notes_line_opens_no_note_and_a_listings_numbers_are_no_notes() -> None:
+    # ctable.pdf: a note's second line began "2.68ex." and became note 2; a code listing's last
+    # lines, numbered and set small ("272 %"), became notes of their own.
+    body = [
+        Line(f"Body line {n} of the page, long enough to be a paragraph line here.", 10.0, 800.0 - n * 20)
+        for n in range(6)
+    ]
+    note = [
+        Line("1 I did some measurements with and without the caption package: memoir 2.32ex;", 8.0, 100.0),
+        Line("2.68ex. For the distances between bottom caption baselines I found 3.90ex.", 8.0, 90.0),
+    ]
+    notes = page_blocks([*body, *note], set(), 3, 10.0).footnotes
+    assert [n.text for n in notes] == ["\n".join(line.text for line in note)]
+    listing = [Line("272 %", 8.0, 100.0), Line("273 }", 8.0, 90.0)]
+    parts = page_blocks([*body, *listing], set(), 16, 10.0)
+    assert parts.footnotes == [] and "272 %" in parts.body[-1].text
