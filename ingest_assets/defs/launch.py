@@ -38,6 +38,8 @@ PID_TAG, HOST_TAG = "ingest/pid", "ingest/host"
 # And the store they wrote (a lake's connection string without its password), so runs of
 # several stores in one instance can be told apart in the UI.
 STORE_TAG = "ingest/store"
+# Beside an instance's dagster.yaml copied from the project's: the copy's digest.
+_SEEDED = ".dagster.yaml.seeded"
 # How many of an instance's latest runs are looked at for another store's.
 _RUNS_LOOKED_AT = 50
 _PASSWORD = re.compile(r"(password\s*=\s*)\S+", re.IGNORECASE)
@@ -52,7 +54,9 @@ def dagster_home(settings: Settings) -> Path:
       names are set, as ``scripts/local_postgres.sh`` prints them; else dagster.yaml).
 
     Each store has its own: one instance shared by two stores shows either's runs as the
-    other's in the UI, and its ``plans_sensor`` drops the other's plan partitions.
+    other's in the UI, and its ``plans_sensor`` drops the other's plan partitions. The
+    instance's dagster.yaml is a copy of the project's (``./`` first, then the project root),
+    kept in step with it until someone edits the copy.
     """
     if os.environ.get("DAGSTER_HOME"):
         return Path(os.environ["DAGSTER_HOME"])
@@ -67,13 +71,23 @@ def dagster_home(settings: Settings) -> Path:
             digest = hashlib.sha256(str(store).encode()).hexdigest()[:8]
             home = Path(".dagster_homes", f"{store.stem}-{digest}").resolve()
     home.mkdir(parents=True, exist_ok=True)
-    if not (home / "dagster.yaml").exists():
+    config, seeded = home / "dagster.yaml", home / _SEEDED
+    # A copy no one edited since it was made follows its template (the project's settings
+    # change with the code: pools, run limits); an edited one is the user's.
+    untouched = seeded.exists() and config.exists() and seeded.read_text(encoding="utf-8") == _digest(config)
+    if not config.exists() or untouched:
         names = ["dagster.postgres.yaml", "dagster.yaml"] if lake else ["dagster.yaml"]
         for candidate in (folder / name for name in names for folder in (Path("."), PROJECT_ROOT)):
             if candidate.exists() and _variables_set(candidate):
-                shutil.copyfile(candidate, home / "dagster.yaml")
+                if not config.exists() or config.read_bytes() != candidate.read_bytes():
+                    shutil.copyfile(candidate, config)
+                    seeded.write_text(_digest(config), encoding="utf-8")
                 break
     return home
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _variables_set(config: Path) -> bool:

@@ -55,6 +55,20 @@ def test_each_duckdb_file_defaults_to_an_instance_of_its_own(project: Path) -> N
         assert (home / "dagster.yaml").read_text() == (PROJECT_ROOT / "dagster.yaml").read_text()
 
 
+def test_an_instances_settings_follow_the_projects_until_edited(project: Path) -> None:
+    # `make ui` copied dagster.yaml over the instance's at every start, and `ingest run` never:
+    # a project's changed settings (pools, run limits) reached one and not the other.
+    template = project / "dagster.yaml"
+    template.write_text("telemetry:\n  enabled: false\n")
+    config = dagster_home(Settings()) / "dagster.yaml"
+    assert config.read_text() == template.read_text()
+    template.write_text("telemetry:\n  enabled: false\nrun_monitoring:\n  enabled: true\n")
+    assert (dagster_home(Settings()) / "dagster.yaml").read_text() == template.read_text()
+    config.write_text(config.read_text() + "# mine\n")  # the user's now
+    template.write_text("telemetry:\n  enabled: true\n")
+    assert (dagster_home(Settings()) / "dagster.yaml").read_text().endswith("# mine\n")
+
+
 def test_a_run_says_when_its_instance_holds_another_stores_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
