@@ -94,13 +94,10 @@ _POINTS_AHEAD = re.compile(
 
 
 def _leads_table(text: str) -> bool:
-    """Whether a short text unit right before a table introduces it: a line ending in a colon,
-    a caption, or words that point at what follows (see ``_LEAD_IN_TOKENS``)."""
-    return (
-        text.rstrip().endswith((":", "："))
-        or _CAPTION.match(text) is not None
-        or _POINTS_AHEAD.search(text) is not None
-    )
+    """Whether a short text unit right before a table introduces it beyond what
+    :func:`_announces` finds: a caption, or words that point at what follows (see
+    ``_LEAD_IN_TOKENS``)."""
+    return _CAPTION.match(text) is not None or _POINTS_AHEAD.search(text) is not None
 
 
 def _announces(text: str) -> bool:
