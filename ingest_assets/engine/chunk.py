@@ -11,27 +11,41 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 from uuid import UUID
 
+from chunking import ParentChildChunker
 from ingest_assets.engine.batching import batches
 from ingest_assets.engine.keys import expected_keys
 from ingest_assets.engine.progress import StepProgress
 from ingest_assets.engine.results import ChunkResult, FailedFile
 from ingest_assets.engine.reuse import Reuse, decide
 from ingest_assets.engine.tasks import ChunkTask, chunk_document, chunk_task_key
-from ingest_assets.engine.workers import prefetch, run_batches, start_pool
+from ingest_assets.engine.workers import FollowUp, prefetch, run_batches, start_pool
 from ingest_assets.plans import Plan, Route
 from ingest_assets.settings import Settings
 from ingest_assets.store import (
     ChunkSetWrite,
     CurrentDocument,
+    DocumentWrite,
     FailureWrite,
     IngestStore,
     MemberWrite,
     SetSummary,
 )
+from ingest_assets.store.rows import chunk_dict
+from ingest_assets.store.writes import compressed_body
 
-__all__ = ["WorkItem", "chunk_children", "chunk_parents", "failure", "prefetch_chunks", "work_items"]
+__all__ = [
+    "WorkItem",
+    "chunk_after_parse",
+    "chunk_children",
+    "chunk_parents",
+    "failure",
+    "prefetch_chunks",
+    "work_items",
+]
 
 
 @dataclass(frozen=True)
@@ -133,6 +147,46 @@ def prefetch_chunks(store: IngestStore, plan: Plan, items: list[WorkItem], setti
         for item, job in zip(batch, tasks, strict=True)
     )
     return prefetch(chunk_document, sized, settings, key=chunk_task_key)
+
+
+def chunk_after_parse(plans: list[Plan], parsed: DocumentWrite | object) -> list[FollowUp]:
+    """What to chunk as soon as a file is parsed (``parsed``, a parse job's result), for
+    :func:`.workers.prefetch`: for each of ``plans`` whose routes take its kind, the new
+    version's parent set, and once that is made, its child set over those parents. Each job is
+    the one the chunk steps make for the set (the body as stored, the parent rows as read back),
+    named by the set's key, so a step that makes the set takes it and one that reuses a stored
+    set never asks. A failed parse chunks nothing."""
+    if not isinstance(parsed, DocumentWrite):
+        return []
+    body = compressed_body(parsed)
+    follow_ups = []
+    for plan in plans:
+        route = plan.route_for(parsed.kind)
+        if route is None:
+            continue
+        parent, child, _ = expected_keys(parsed.document_id, parsed.version_id, route)
+        children = partial(_children_after, route.leveler, child, parsed.version_id, body)
+        follow_ups.append(
+            FollowUp(
+                chunk_document, ChunkTask(route.leveler, parent, parsed.version_id, body), parent, children
+            )
+        )
+    return follow_ups
+
+
+def _children_after(
+    leveler: ParentChildChunker,
+    child_key: str,
+    version_id: UUID,
+    body: bytes,
+    rows: list[dict[str, Any]] | str,
+) -> list[FollowUp]:
+    """The child set's job over the parent rows a parent job made (none if it failed)."""
+    if isinstance(rows, str):
+        return []
+    # As the child step reads them: in index order, as the store gives back what it wrote.
+    parents = [chunk_dict(row) for row in sorted(rows, key=lambda row: row["index"])]
+    return [FollowUp(chunk_document, ChunkTask(leveler, child_key, version_id, body, parents), child_key)]
 
 
 @dataclass(frozen=True, eq=False)

@@ -25,6 +25,7 @@ import gc
 import itertools
 import multiprocessing
 import os
+import queue
 import select
 import sys
 import threading
@@ -34,8 +35,10 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
 from multiprocessing import forkserver
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ingest_assets.settings import Settings
 
@@ -43,6 +46,7 @@ __all__ = [
     "PARALLEL_MIN_BYTES",
     "PREFETCH_BYTES",
     "WORKER_NICENESS",
+    "FollowUp",
     "forget_prefetched",
     "prefetch",
     "run_batches",
@@ -68,6 +72,25 @@ _pool_size = 0
 _lock = threading.RLock()
 # Jobs started by prefetch() and not asked for yet: function -> the job's key -> its future.
 _prefetched: dict[Callable[..., object], dict[Hashable, Future[object]]] = {}
+# Bumped whenever the prefetched jobs are forgotten: a follow-up of an older prefetch starts nothing.
+_generation = 0
+# The thread still submitting a background prefetch (see prefetch), joined before a lookup.
+_submitting: threading.Thread | None = None
+# Prefetched jobs done whose follow-ups are to start, and the thread that starts them.
+_done_jobs: queue.SimpleQueue[tuple[Callable[[Any], Iterable[Any]], int, Future[Any]]] = queue.SimpleQueue()
+_follower: threading.Thread | None = None
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """A job :func:`prefetch` starts once the job before it is done, from that job's result:
+    ``function(job)``, matched later by ``key`` as :func:`prefetch`'s ``key`` names a result,
+    and what to start once it is done in turn (``then``, given its result)."""
+
+    function: Callable[[Any], Any]
+    job: Any
+    key: Hashable
+    then: Callable[[Any], Iterable[FollowUp]] | None = None
 
 
 def _itself(job: Job) -> Hashable:
@@ -79,6 +102,10 @@ def prefetch(
     jobs: Iterable[tuple[Job, int]],
     settings: Settings,
     key: Callable[[Job], Hashable] = _itself,
+    *,
+    then: Callable[[Result], Iterable[FollowUp]] | None = None,
+    min_bytes: int | None = None,
+    background: bool = False,
 ) -> int:
     """Start ``function(job)`` on the worker pool now for the first :data:`PREFETCH_BYTES` of
     ``jobs`` (each given with its size in bytes), for a step that will run the same jobs later.
@@ -89,8 +116,15 @@ def prefetch(
     input of the work); a job that is not hashable needs a key that names its result (a chunk
     set's key). This lets the workers compute while the caller's own process does something
     else first (``ingest run`` imports Dagster and creates its runs). ``jobs`` is read lazily,
-    up to the bound. Nothing is started with Ray, one worker, or less work than
-    :data:`PARALLEL_MIN_BYTES`. Returns how many jobs were started.
+    up to the bound. Nothing is started with Ray, one worker, or less work than ``min_bytes``
+    (None: :data:`PARALLEL_MIN_BYTES`; a caller about to be busy for longer than a pool
+    takes to start passes less). Returns how many jobs were started.
+
+    ``then(result)`` names the jobs to start once a job is done (:class:`FollowUp`: the next
+    steps' work on the same input), so the workers go on while this process writes what the
+    steps before made; a follow-up that fails, or whose result no step asks for, costs only
+    the workers' time. With ``background``, the jobs are submitted from a thread, so that this
+    process goes on while the first submission waits for the pool's processes to start.
     """
     if settings.executor == "ray" or settings.worker_count() < 2:
         return 0
@@ -101,20 +135,85 @@ def prefetch(
             break
         chosen.append(job)
         total += max(size, 0)
-    if total < PARALLEL_MIN_BYTES:
+    if not chosen or total < (PARALLEL_MIN_BYTES if min_bytes is None else min_bytes):
         return 0
+    submit = partial(_submit_prefetch, function, chosen, key, then, settings.worker_count())
+    if background:
+        global _submitting
+        with _lock:
+            _join_submitting()
+            _submitting = threading.Thread(target=submit, name="ingest-prefetch", daemon=True)
+            _submitting.start()
+    else:
+        submit()
+    return len(chosen)
+
+
+def _submit_prefetch(
+    function: Callable[[Job], Result],
+    jobs: list[Job],
+    key: Callable[[Job], Hashable],
+    then: Callable[[Result], Iterable[FollowUp]] | None,
+    workers: int,
+) -> None:
     with _lock:
-        pool = _shared_pool(settings.worker_count())
+        pool = _shared_pool(workers)
+        generation = _generation
         try:
             with _main_module_hidden():
                 started = _prefetched.setdefault(function, {})
-                for job in chosen:
+                for job in jobs:
                     if key(job) not in started:  # started once, however often asked
-                        started[key(job)] = pool.submit(function, job)
+                        started[key(job)] = future = pool.submit(function, job)
+                        if then is not None:
+                            future.add_done_callback(partial(_follow, then, generation))
         except BrokenProcessPool:
             _prefetched.clear()
-            return 0
-    return len(chosen)
+
+
+def _follow(then: Callable[[Any], Iterable[FollowUp]], generation: int, future: Future[Any]) -> None:
+    """A prefetched job is done: hand it to the thread that starts its follow-ups (the pool's
+    own thread, which runs this, must not submit: it is the one that reads the pool's
+    wake-ups)."""
+    global _follower
+    with _lock:
+        if _follower is None:
+            _follower = threading.Thread(target=_start_follow_ups, name="ingest-follow-ups", daemon=True)
+            _follower.start()
+    _done_jobs.put((then, generation, future))
+
+
+def _start_follow_ups() -> None:
+    """Forever: start the follow-ups of each prefetched job that is done (see :func:`prefetch`)."""
+    while True:
+        then, generation, future = _done_jobs.get()
+        if future.cancelled() or future.exception() is not None:
+            continue
+        try:
+            follow_ups = list(then(future.result()))
+        except Exception:  # a follow-up only saves time: without it, its step does the work
+            continue
+        with _lock:
+            if generation != _generation or _pool is None:
+                continue  # forgotten meanwhile: nobody will ask
+            try:
+                with _main_module_hidden():
+                    for follow_up in follow_ups:
+                        started = _prefetched.setdefault(follow_up.function, {})
+                        if follow_up.key in started:
+                            continue
+                        started[follow_up.key] = later = _pool.submit(follow_up.function, follow_up.job)
+                        if follow_up.then is not None:
+                            later.add_done_callback(partial(_follow, follow_up.then, generation))
+            except (BrokenProcessPool, RuntimeError):  # the pool broke or shut down
+                continue
+
+
+def _join_submitting() -> None:
+    """Wait for a background prefetch to have submitted its jobs (they are then looked up)."""
+    thread = _submitting
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
 
 
 def start_pool(settings: Settings, total_bytes: int) -> None:
@@ -130,9 +229,13 @@ def start_pool(settings: Settings, total_bytes: int) -> None:
 
 
 def forget_prefetched() -> None:
-    """Drop the prefetched jobs nobody asked for (their results are not needed any more)."""
+    """Drop the prefetched jobs nobody asked for (their results are not needed any more), and
+    start none of their follow-ups."""
+    global _generation
+    _join_submitting()
     with _lock:
-        for futures in _prefetched.values():
+        _generation += 1
+        for futures in list(_prefetched.values()):
             for future in futures.values():
                 future.cancel()
         _prefetched.clear()
@@ -141,6 +244,7 @@ def forget_prefetched() -> None:
 def _take_prefetched(
     function: Callable[[Job], Result], job: Job, key: Callable[[Job], Hashable] = _itself
 ) -> Future[Result] | None:
+    _join_submitting()
     if function not in _prefetched:  # also: another function's keys are never computed here
         return None
     with _lock:
@@ -311,8 +415,9 @@ def _main_module_hidden() -> Iterator[None]:
 
 
 def _drop_pool() -> None:
-    global _pool
+    global _pool, _generation
     with _lock:
+        _generation += 1
         if _pool is not None:
             _pool.shutdown(wait=False, cancel_futures=True)
             _pool = None

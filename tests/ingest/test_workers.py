@@ -210,6 +210,32 @@ def test_a_prefetched_job_is_taken_by_the_step_that_asks_for_it(monkeypatch: pyt
     assert again == [("a", here)]
 
 
+def _twice(number: int) -> int:
+    return 2 * number
+
+
+def test_a_prefetched_jobs_follow_ups_start_when_it_is_done_and_answer_their_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A prefetched job's follow-ups start from its result once it is done, and theirs from
+    theirs; a later step takes each by its key, and nothing is left held."""
+    monkeypatch.setenv("INGEST_WORKERS", "2")
+    settings = Settings.from_env()
+
+    def then(result: int) -> list[workers.FollowUp]:
+        return [workers.FollowUp(_twice, result, result, then if result < 8 else None)]
+
+    assert workers.prefetch(_twice, [(1, workers.PARALLEL_MIN_BYTES)], settings, then=then) == 1
+    deadline = time.monotonic() + 30
+    while 8 not in workers._prefetched.get(_twice, {}) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sorted(workers._prefetched[_twice]) == [1, 2, 4, 8]  # 1 -> 2 -> 4 -> 8 -> 16
+    taken = [workers._prefetched[_twice][n] for n in (1, 2, 4, 8)]
+    ((_, results),) = workers.run_batches(_twice, [("batch", [1, 2, 4, 8])], 10, settings)
+    assert results == [2, 4, 8, 16]
+    assert all(future.done() for future in taken) and not workers._prefetched
+
+
 def test_prefetch_bounds_what_it_starts_and_starts_nothing_for_little_work(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -238,9 +264,12 @@ def test_workers_yield_the_cpu_to_their_owner(monkeypatch: pytest.MonkeyPatch) -
 def test_ingest_run_with_its_parse_prefetched_stores_what_it_stores_without(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``ingest run`` starts the parse before its Dagster runs; the store ends the same."""
+    """``ingest run`` starts the parse before its Dagster runs, and chunks each parsed file's
+    parent and child sets as soon as it is parsed: the steps take every one of those results,
+    and the store ends the same as without."""
     from dagster import DagsterInstance
 
+    from ingest_assets.engine.tasks import chunk_document, parse_source
     from tests.ingest.conftest import Pipeline
 
     pipeline = Pipeline(tmp_path)  # one inbox (ids follow paths), a store and an instance each
@@ -249,27 +278,30 @@ def test_ingest_run_with_its_parse_prefetched_stores_what_it_stores_without(
         pipeline.db, pipeline.instance = tmp_path / database, DagsterInstance.ephemeral()
         pipeline.run()
         return pipeline.store.query(
-            'SELECT id, set_key, "index", text, provenance::VARCHAR FROM chunks ORDER BY id'
+            'SELECT id, set_key, "index", text, provenance::VARCHAR, metadata::VARCHAR, parent_id '
+            "FROM chunks ORDER BY id"
         ) + pipeline.store.query("SELECT document_id, version_id, kind, title FROM documents ORDER BY 1")
 
     monkeypatch.setenv("INGEST_WORKERS", "1")
     inline = stored("inline.duckdb")
     monkeypatch.setenv("INGEST_WORKERS", "2")
     monkeypatch.setattr(workers, "PARALLEL_MIN_BYTES", 0)
-    answered: list[Any] = []
+    answered: dict[Any, list[Any]] = {parse_source: [], chunk_document: []}
     take = workers._take_prefetched
 
     def counted(function: Any, job: Any, key: Any) -> Any:
         future = take(function, job, key)
         if future is not None:
-            answered.append(job)
+            answered[function].append(key(job))
         return future
 
     monkeypatch.setattr(workers, "_take_prefetched", counted)
     prefetched = stored("prefetched.duckdb")
     assert prefetched == inline and len(inline) > 100
     files = [path for path in pipeline.inbox.rglob("*") if path.is_file()]
-    assert sorted(job.path for job in answered) == sorted(str(path) for path in files)
+    assert sorted(job.path for job in answered[parse_source]) == sorted(str(path) for path in files)
+    made = [key for (key,) in pipeline.rows("SELECT set_key FROM chunk_sets")]
+    assert sorted(answered[chunk_document]) == sorted(made), "a set was chunked again by its step"
     assert not workers._prefetched
 
 
