@@ -124,6 +124,19 @@ class Cli(incremental.EndToEnd):
         return {**out, "texts_embedded": embedded, **after, **changes(before, _current_texts(self.db))}
 
 
+class CliBaseline(Cli):
+    """``ingest run`` of another commit (``--baseline REV``, a git worktree run with this
+    environment's packages): a change measured before and after beside the peers, in one run."""
+
+    code: Path = incremental.ROOT
+
+    def __init__(self, ws: Workspace, model: ModelCounter) -> None:
+        if CliBaseline.code == incremental.ROOT:
+            raise ImportError("no --baseline REV given")
+        super().__init__(ws, model)
+        self.name = f"ingest run at {incremental.BASELINE_REV}"
+
+
 class Engine(incremental.Engine):
     name = "engine run_pending (no Dagster)"
 
@@ -219,12 +232,14 @@ def _cold(key: str) -> Any:
 
 SYSTEMS: dict[str, Any] = {
     "cli": Cli,
+    "cli-baseline": CliBaseline,
     "engine": Engine,
     **{key: _peer(key) for key in PEERS},
     **{f"{key}-cold": _cold(key) for key in PEERS},
 }
-# Peers in a new process each step: compared with `ingest run`, which is one too.
-COLD = tuple(f"{key}-cold" for key in PEERS)
+# Peers in a new process each step (and `ingest run` of another commit): compared with
+# `ingest run`, which is one too.
+COLD = (*(f"{key}-cold" for key in PEERS), "cli-baseline")
 
 
 def resplit(results: dict[str, Any]) -> bool | None:
@@ -376,16 +391,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--system", action="append", choices=sorted(SYSTEMS), help="repeatable")
     parser.add_argument("--repeat", type=int, help="sequences per system (default 3; 1 with --quick)")
     parser.add_argument("--output", help="file name under benchmarks/results (default end_to_end.json)")
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run `ingest run` of this commit (cli-baseline)"
+    )
     args = parser.parse_args(argv)
     repeats = args.repeat or (1 if args.quick else 3)
     corpus = args.corpus or default_corpus(args.quick)
-    keys = args.system or list(SYSTEMS)
+    keys = args.system or [key for key in SYSTEMS if key != "cli-baseline" or args.baseline]
+    worktree = None
+    if args.baseline:
+        worktree = Path(tempfile.mkdtemp(prefix="bench-baseline-")) / "code"
+        CliBaseline.code = incremental.checkout(args.baseline, worktree)
+        incremental.BASELINE_REV = args.baseline
     model = ModelCounter()  # loaded once, before any clock; `ingest run` loads its own
     warm_up(keys, model)
     sequences: list[dict[str, dict[str, Any]]] = []
-    for number in range(repeats):
-        print(f"sequence {number + 1} of {repeats}", file=sys.stderr)
-        sequences.append({key: run_sequence(key, corpus, model) for key in keys})
+    try:
+        for number in range(repeats):
+            print(f"sequence {number + 1} of {repeats}", file=sys.stderr)
+            sequences.append({key: run_sequence(key, corpus, model) for key in keys})
+    finally:
+        if worktree is not None:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(worktree)], cwd=incremental.ROOT, check=False
+            )
     report: dict[str, Any] = {
         "benchmark": "end_to_end",
         "machine": machine(),
