@@ -223,18 +223,17 @@ class IngestEngine:
                 diff = None  # the scan step reports the missing inbox
             return pending_work(self.store, self.plans, self.limits, shards, diff)
 
-    def prefetch_parse(self, pending: Pending, *, min_bytes: int | None = None) -> int:
+    def prefetch_parse(self, pending: Pending) -> int:
         """Start parsing what the parse step will parse (``pending.to_parse``) on the worker
         pool now, and as each file is parsed, chunking its parent and then its child set for
         every plan with chunk work, so the workers parse and chunk while this process does
         something else (imports Dagster, writes what the steps before made); the steps take the
-        results of the same jobs (see :func:`.workers.prefetch`: nothing starts for less work
-        than ``min_bytes``, None for the pool's threshold, or one worker). Returns how many
-        files were started."""
+        results of the same jobs (see :func:`.workers.prefetch`: nothing starts for little work
+        or one worker). Returns how many files were started."""
         jobs = ((parse_task(source, self.limits), source.size) for source in pending.to_parse)
         plans = [self._plan(key) for key in pending.chunks]
         then = partial(chunk.chunk_after_parse, plans) if plans else None
-        return prefetch(parse_source, jobs, self.settings, then=then, min_bytes=min_bytes, background=True)
+        return prefetch(parse_source, jobs, self.settings, then=then, background=True)
 
     def prefetch_chunks(self, pending: Pending) -> int:
         """Start chunking the sets the first chunk run will make (the first plan key of

@@ -104,7 +104,6 @@ def prefetch(
     key: Callable[[Job], Hashable] = _itself,
     *,
     then: Callable[[Result], Iterable[FollowUp]] | None = None,
-    min_bytes: int | None = None,
     background: bool = False,
 ) -> int:
     """Start ``function(job)`` on the worker pool now for the first :data:`PREFETCH_BYTES` of
@@ -116,9 +115,8 @@ def prefetch(
     input of the work); a job that is not hashable needs a key that names its result (a chunk
     set's key). This lets the workers compute while the caller's own process does something
     else first (``ingest run`` imports Dagster and creates its runs). ``jobs`` is read lazily,
-    up to the bound. Nothing is started with Ray, one worker, or less work than ``min_bytes``
-    (None: :data:`PARALLEL_MIN_BYTES`; a caller about to be busy for longer than a pool
-    takes to start passes less). Returns how many jobs were started.
+    up to the bound. Nothing is started with Ray, one worker, or less work than
+    :data:`PARALLEL_MIN_BYTES`. Returns how many jobs were started.
 
     ``then(result)`` names the jobs to start once a job is done (:class:`FollowUp`: the next
     steps' work on the same input), so the workers go on while this process writes what the
@@ -135,7 +133,7 @@ def prefetch(
             break
         chosen.append(job)
         total += max(size, 0)
-    if not chosen or total < (PARALLEL_MIN_BYTES if min_bytes is None else min_bytes):
+    if not chosen or total < PARALLEL_MIN_BYTES:
         return 0
     submit = partial(_submit_prefetch, function, chosen, key, then, settings.worker_count())
     if background:
