@@ -5,10 +5,12 @@ BIN := $(VENV)/bin
 .PHONY: install run ui test test-slow lint bench lake-run lake-ui lake-stop
 
 # uv resolves and installs the same releases as pip in a fraction of the time; where uv cannot be
-# had, pip does the install.
+# had, pip does the install. uv, unlike pip, writes no bytecode unless asked: without it every
+# process (each `ingest` command, code server, test worker) compiles Dagster, SQLAlchemy and
+# alembic from source on import, and CI sets PYTHONDONTWRITEBYTECODE, so nothing is ever cached.
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(BIN)/pip install -q uv && $(BIN)/uv pip install -q --python $(BIN)/python -e '.[test]' \
+	$(BIN)/pip install -q uv && $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -e '.[test]' \
 		|| $(BIN)/pip install -q -e '.[test]'
 	touch $@
 
@@ -54,5 +56,5 @@ lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 bench: install
-	$(BIN)/uv pip install -q --python $(BIN)/python -e '.[bench]' || $(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -e '.[bench]' || $(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python benchmarks/bench_chunking.py
