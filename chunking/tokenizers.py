@@ -39,7 +39,9 @@ AVAILABLE_TOKENIZERS: tuple[str, ...] = ("character", "word", *_BPE_NAMES)
 class _Backend:
     """What counting needs, once loaded."""
 
-    chonkie: Any
+    # Builds the chonkie tokenizer object; only chonkie's chunkers need it, and importing
+    # chonkie (httpx, numpy) would otherwise land on every process that counts.
+    make_chonkie: Callable[[], Any]
     count: Callable[[str], int]
     count_many: Callable[[Sequence[str]], list[int]]
     count_capped: Callable[[Sequence[str], int], list[int]]
@@ -61,6 +63,7 @@ class Tokenizer:
         self.identity = identity
         self._load = load
         self._backend: _Backend | None = None
+        self._chonkie: Any = None
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.name!r})"
@@ -76,8 +79,16 @@ class Tokenizer:
 
     @property
     def chonkie(self) -> Any:
-        """The chonkie tokenizer object, for chonkie's chunkers (counts like :meth:`count`)."""
-        return self._ready().chonkie
+        """The chonkie tokenizer object, for chonkie's chunkers (counts like :meth:`count`),
+        made on first use."""
+        wrapped = self._chonkie
+        if wrapped is None:
+            backend = self._ready()
+            with _lock:
+                if self._chonkie is None:
+                    self._chonkie = backend.make_chonkie()
+                wrapped = self._chonkie
+        return wrapped
 
     @property
     def encoding(self) -> Any:
@@ -176,7 +187,7 @@ def _from_chonkie(name: str) -> _Backend:
         return len(separator) if characters else None
 
     return _Backend(
-        chonkie=wrapped,
+        make_chonkie=lambda: wrapped,
         count=count,
         count_many=lambda texts: list(map(count, texts)),
         # A test, not a min() call per text: every unit of a document is sized through this.
@@ -354,7 +365,7 @@ def _load_bpe(name: str) -> _Backend:
         return [count(t) for t in texts]
 
     return _Backend(
-        chonkie=_counting_tiktoken()(encoding, count),
+        make_chonkie=lambda: _counting_tiktoken()(encoding, count),
         count=count,
         count_many=count_many,
         count_capped=count_capped,
