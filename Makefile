@@ -8,10 +8,13 @@ BIN := $(VENV)/bin
 # had, pip does the install. uv, unlike pip, writes no bytecode unless asked: without it every
 # process (each `ingest` command, code server, test worker) compiles Dagster, SQLAlchemy and
 # alembic from source on import, and CI sets PYTHONDONTWRITEBYTECODE, so nothing is ever cached.
+# The project's own packages (an editable install: no installer compiles them) are compiled too;
+# Python checks each .pyc against its source, so an edited module is read from source again.
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(BIN)/pip install -q uv && $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -e '.[test]' \
 		|| $(BIN)/pip install -q -e '.[test]'
+	$(BIN)/python -m compileall -q chunking ingest_assets
 	touch $@
 
 install: $(BIN)/.installed
