@@ -85,6 +85,9 @@ _LEAD_IN_TOKENS = 48
 _LABEL = re.compile(
     r"(?i)(?:notes?|tips?|warnings?|cautions?|important|hints?|see also|examples?|remarks?)\s*:?"
 )
+# The opening line of a MkDocs admonition or content tab (``!!! note "Title"``, ``??? tip``,
+# ``=== "Python 3.10"``), which the Markdown parser makes a unit of its own above the body.
+_MKDOCS_OPENING = re.compile(r'(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+".*")?|===\+?[ \t]+".*"')
 # Words of a short paragraph that point at what follows it ("The following directories are
 # required in /.", "Here is an example of ...", "... are listed below."), whatever it ends in.
 _POINTS_AHEAD = re.compile(
@@ -103,9 +106,14 @@ def _leads_table(text: str) -> bool:
 def _announces(text: str) -> bool:
     """Whether a short text unit only announces what follows it, whatever that is: a line
     ending in a colon ("The options are:", "Notes:") or an admonition's label ("Note", "Tip").
-    Such a unit leads the next one as a heading does: a chunk that ended on it said nothing."""
+    A MkDocs admonition's or tab's opening line announces its body the same way. Such a unit
+    leads the next one as a heading does: a chunk that ended on it said nothing."""
     stripped = text.rstrip()
-    return stripped.endswith((":", "：")) or _LABEL.fullmatch(stripped) is not None
+    return (
+        stripped.endswith((":", "："))
+        or _LABEL.fullmatch(stripped) is not None
+        or _MKDOCS_OPENING.fullmatch(stripped) is not None
+    )
 
 
 def _short_intro(sections: Sequence[Section], index: int, tokens: Sequence[int], most: int) -> bool:

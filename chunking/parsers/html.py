@@ -6,10 +6,13 @@ stack. Headings build the heading path; ``p`` is a text unit, ``pre`` a code uni
 ``ol`` one list unit, a ``table`` one table unit whose rows are cells joined by `` | `` (trailing
 empty cells left out). Text outside those blocks (in ``div``, ``dd``, ...) becomes text units, split
 at block boundaries. A ``dt`` (or an admonition title) and the first text of what follows it are one
-unit; a footnote (``aside.footnote``) is one unit. Layout tables (DocBook admonitions, no row with
-two cells of text) are read as text. Chrome is dropped by role and class, not tag alone: scripts,
-styles, ``nav``, ``header``, ``footer``, asides that are not notes, ARIA navigation landmarks,
-Sphinx footers and menus, DocBook navigation headers, footers and tables of contents.
+unit; a footnote (``aside.footnote``) is one unit. An API entry's signature (Sphinx's ``dt.sig``:
+``codecs.lookup(encoding)``) is a heading one level below the open ones: every paragraph of its
+description carries it in the heading path, up to the end of its ``dl``. Layout tables (DocBook
+admonitions, no row with two cells of text) are read as text. Chrome is dropped by role and
+class, not tag alone: scripts, styles, ``nav``, ``header``, ``footer``, asides that are not
+notes, ARIA navigation landmarks, Sphinx footers and menus, DocBook navigation headers, footers
+and tables of contents.
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ from chunking.parsers.base import build_document, title_from_uri
 from chunking.parsers.encoding import Decoded, decode
 from chunking.parsers.layout import LayoutBuilder, table_text
 from chunking.parsers.limits import ParseLimits
+from chunking.parsers.plain_headings import MAX_HEADING_CHARS
 
 __all__ = ["PARSER_VERSION", "parse"]
 
 # 3: elements nested deeper than ParseLimits.max_depth are flattened; 4: cp1252 quotes; 5: table
 # rows leave out their trailing empty cells; 6: a site's menu, navigation bar, breadcrumbs and
-# sidebar are dropped by their element's id too
-PARSER_VERSION = "6"
+# sidebar are dropped by their element's id too; 7: an API entry's signature (Sphinx's dt.sig) is
+# a heading over its description, to the end of its dl
+PARSER_VERSION = "7"
 LIBRARY = f"selectolax {version('selectolax')} (lexbor)"
 
 _DROP_TAGS = (
@@ -95,6 +100,22 @@ def _dropped(node: LexborNode) -> bool:
         return True
     # Sphinx's permalink anchors ("¶") are chrome, not heading text.
     return tag == "a" and "headerlink" in classes
+
+
+def _signature(node: LexborNode) -> str | None:
+    """The heading an API entry's ``dt`` gives (Sphinx marks a signature ``dt.sig``, older
+    Sphinx a ``dt`` with an id holding a ``descname``), or None for a glossary term or any other
+    ``dt``. A signature past :data:`MAX_HEADING_CHARS` keeps its name and an ellipsis for its
+    parameters."""
+    if node.tag != "dt":
+        return None
+    classes = _classes(node)
+    if "sig" not in classes and not (node.attributes.get("id") and node.css_first(".descname")):
+        return None
+    text = _inline_text(node)
+    if len(text) > MAX_HEADING_CHARS and (cut := text.find("(")) > 0:
+        text = text[:cut] + "(...)"
+    return text[:MAX_HEADING_CHARS] or None
 
 
 def _is_footnote(node: LexborNode) -> bool:
@@ -340,6 +361,17 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             builder.add("\n".join(terms))
             terms.clear()
 
+    # The heading path each open ``dl`` found on entry: an API entry's signature heads its
+    # description up to the end of its dl, and the text after the dl is the section's again.
+    entries: list[list[tuple[int, str]]] = []
+
+    def open_section(level: int, heading: str) -> None:
+        while path and path[-1][0] >= level:
+            path.pop()
+        path.append((level, heading))
+        builder.start_section(tuple(h for _, h in path))
+        builder.add(heading, "heading")
+
     stack: list[tuple[LexborNode, bool]] = [(root, False)] if root is not None else []
     while stack:
         node, leaving = stack.pop()
@@ -348,6 +380,10 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             flush()
             if tag == "dl":
                 flush_terms()
+                outer = entries.pop()
+                if path != outer:
+                    path[:] = outer
+                    builder.start_section(tuple(h for _, h in path))
             continue
         if tag == "-text":
             buffer.append(node.text_content or "")
@@ -365,13 +401,13 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             heading = _inline_text(node)
             if heading:
                 flush_terms()
-                level = _HEADINGS[tag]
-                while path and path[-1][0] >= level:
-                    path.pop()
-                path.append((level, heading))
-                builder.start_section(tuple(h for _, h in path))
-                builder.add(heading, "heading")
+                open_section(_HEADINGS[tag], heading)
                 title = title or heading
+        elif (signature := _signature(node)) is not None:
+            # Overloads (several signatures in one dl) follow each other at the same level.
+            flush_terms()
+            outer = entries[-1] if entries else path
+            open_section((outer[-1][0] if outer else 0) + 1, signature)
         elif tag in ("dt", "th") or "admonition-title" in _classes(node):
             # A term, or the title of an admonition ("Note": a th in DocBook's layout table, a
             # p.admonition-title in Sphinx), goes with the text that follows it.
@@ -392,6 +428,8 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             add(table, "table", rows=spans, header_rows=header_rows)
             tables += 1
         else:
+            if tag == "dl":
+                entries.append(list(path))
             stack.append((node, True))
             stack.extend((child, False) for child in reversed(_children(node)))
     flush()

@@ -4,7 +4,10 @@ Only the block structure is used: each top-level block becomes one unit whose te
 block's own source lines (trailing whitespace trimmed), so the document text stays the author's
 Markdown. Headings open sections (ATX, setext, and top-level HTML blocks that open with
 ``<h1>``..``<h6>``); the heading path is the plain text of the open headings, without badge
-images, link targets or inline markup.
+images, link targets or inline markup. Link reference definitions (``[2.16.1]: https://...``)
+are no unit: a renderer shows nothing of them. The bodies of MkDocs admonitions (``!!! note``,
+``??? tip``) and content tabs (``=== "Python 3.10"``) are read one indent level out, as MkDocs
+renders them, with their opening line a unit of its own.
 """
 
 from __future__ import annotations
@@ -37,8 +40,9 @@ __all__ = ["PARSER_VERSION", "parse"]
 # document's start, WikiText heading lines open sections, long-line paragraphs are line units;
 # 5: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 6: a block of in-page
 # links alone ("[⬆ Back to Index](#index)", a contents list) is a `toc` unit, and a block of
-# HTML tags alone (`<a name="v2"></a>`, `</div>`) is no unit.
-PARSER_VERSION = "6"
+# HTML tags alone (`<a name="v2"></a>`, `</div>`) is no unit; 7: link reference definitions are no
+# unit, and MkDocs admonition and tab bodies are prose and code, not one indented code block.
+PARSER_VERSION = "7"
 LIBRARY = f"markdown-it-py {version('markdown-it-py')}"
 
 # Block kinds by the opening token of a top-level block; anything else is plain text.
@@ -69,6 +73,13 @@ _NO_WORDS = re.compile(r"[\W_]*")
 # images go, links keep their text.
 _LEFTOVER_IMAGE = re.compile(r"!\[[^\[\]]*\](?:\[[^\[\]]*\]|\([^()]*\))?")
 _LEFTOVER_LINK = re.compile(r"\[([^\[\]]*)\](?:\[[^\[\]]*\]|\([^()]*\))")
+# The opening line of a MkDocs admonition (``!!! note "Title"``, collapsible ``??? tip`` or
+# ``???+ tip``) or content tab (``=== "Python 3.10"``), whose body is indented one level.
+MKDOCS_OPENING = re.compile(
+    r'(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+"[^"\n]*")?[ \t]*'  # !!! note "Title"
+    r'|===\+?[ \t]+"[^"\n]*"[ \t]*'  # === "Tab"
+)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 def _block_parser() -> MarkdownIt:
@@ -145,6 +156,10 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         metadata["front_matter"] = "\n".join(lines[1 : skipped - 1])
         # Blank the front matter instead of cutting it so token line numbers still index `lines`.
         source = "\n" * skipped + "\n".join(lines[skipped:])
+    lines = source.split("\n")
+    openings = _read_mkdocs_blocks(lines, skipped)
+    if openings:
+        source = "\n".join(lines)
     env: dict[str, Any] = {}
     tokens = _BLOCKS.parse(source, env)
 
@@ -152,15 +167,11 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
     stack: list[tuple[int, str]] = []
     title = ""
     seen = _Seen()
-    covered = skipped
+    # Lines no block claims are link reference definitions: they make no unit.
     for index, token in enumerate(tokens):
         if token.level != 0 or token.nesting == -1 or token.map is None:
             continue
         first, last = token.map
-        if first > covered:
-            # Lines no block claimed (link reference definitions): keep them as text.
-            title = _keep(title, _add_text(builder, stack, lines[covered:first], seen))
-        covered = max(covered, last)
         if token.type in _SKIP:
             continue
         kind = _KIND_BY_TOKEN.get(token.type, "text")
@@ -189,14 +200,18 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
             level, text = heading
             title = _keep(title, _open_heading(builder, stack, level, text, seen))
         if kind == "text":
+            if first in openings and last - first > 1:
+                # An admonition's opening line without a blank line under it: its own unit,
+                # which announces the body.
+                _add_block(builder, [lines[first]], "text")
+                seen.units += 1
+                first += 1
             title = _keep(title, _add_text(builder, stack, lines[first:last], seen))
             continue
         _add_block(builder, lines[first : first + heading_lines], kind)
         seen.units += 1
         if first + heading_lines < last:
             title = _keep(title, _add_text(builder, stack, lines[first + heading_lines : last], seen))
-    if covered < len(lines):
-        title = _keep(title, _add_text(builder, stack, lines[covered:], seen))
 
     if seen.level_ones >= COLLECTION_LEVEL_ONES:
         # Articles one after another (a wiki dump): no one heading is the whole document's.
@@ -212,6 +227,45 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         title=title or title_from_uri(source_uri),
         metadata=metadata,
     )
+
+
+def _read_mkdocs_blocks(lines: list[str], start: int) -> set[int]:
+    """Take the bodies of MkDocs admonitions and content tabs one indent level out, in place
+    (four spaces or a tab; blank lines stay), so their paragraphs, lists and fences parse as
+    MkDocs renders them instead of as one indented code block. Nested blocks are read the same
+    way; nothing inside a fenced code block is touched. Return the opening lines' indexes.
+
+    The line count stays, so markdown-it's line numbers still index ``lines``.
+    """
+    openings: set[int] = set()
+    ranges = [(start, len(lines))]
+    while ranges:
+        index, end = ranges.pop()
+        fence = ""
+        while index < end:
+            line = lines[index]
+            found = _FENCE.match(line)
+            if fence:
+                if found and line.strip() == found.group(1) and found.group(1).startswith(fence):
+                    fence = ""
+            elif found:
+                fence = found.group(1)
+            elif MKDOCS_OPENING.fullmatch(line):
+                body = index + 1
+                while body < end and (not lines[body].strip() or lines[body].startswith(("    ", "\t"))):
+                    body += 1
+                while body > index + 1 and not lines[body - 1].strip():
+                    body -= 1
+                if body > index + 1:
+                    openings.add(index)
+                    for inner in range(index + 1, body):
+                        text = lines[inner]
+                        lines[inner] = text[1:] if text.startswith("\t") else text[4:]
+                    ranges.append((index + 1, body))
+                    index = body
+                    continue
+            index += 1
+    return openings
 
 
 def _navigation(block_lines: list[str]) -> str | None:

@@ -18,6 +18,10 @@ comes before the book's start marker (``*** START OF THE PROJECT GUTENBERG EBOOK
 end of the old header's ``*END*THE SMALL PRINT!`` line) and from its end marker on (``*** END OF
 THE PROJECT GUTENBERG EBOOK ...``, ``End of the Project Gutenberg Etext of ...``).
 
+Contents: a paragraph whose lines are mostly contents or index entries (``4.2. Bind Operation
+......16``; :func:`chunking.parsers.contents.is_contents`) is a ``toc`` unit, and so is a
+"Table of Contents" line right above one: kept, but out of search, as a PDF's contents pages.
+
 Headings: a paragraph that is a heading in an unambiguous plain-text form (a WikiText line, an
 underlined line, a numbered line of an outline; :func:`chunking.parsers.plain_headings.
 plain_heading_levels`) is a ``heading`` unit that opens a section, so what follows it carries
@@ -32,6 +36,7 @@ from collections import Counter
 
 from chunking.document import Document, Section, Unit, paragraph_spans
 from chunking.parsers.base import build_document, no_text, title_from_uri
+from chunking.parsers.contents import CONTENTS_TITLE, is_contents
 from chunking.parsers.encoding import decode, normalize_newlines
 from chunking.parsers.limits import ParseLimits
 from chunking.parsers.plain_headings import (
@@ -46,8 +51,9 @@ __all__ = ["PARSER_VERSION", "parse"]
 # 3: short cp1252 text with curly quotes is read as cp1252 (encoding.py); 4: plain-text headings;
 # 5: appendices continue a numbered outline (plain_headings.py); 6: divisions ("Chapter 3",
 # "BOOK IV", "Act 2: The Heath") numbered in order are headings; 7: Project Gutenberg's header,
-# licence and small print are no units, its header names the title; a division is no title
-PARSER_VERSION = "7"
+# licence and small print are no units, its header names the title; a division is no title; 8:
+# contents paragraphs (an RFC's "Table of Contents") are toc units
+PARSER_VERSION = "8"
 LIBRARY = "chunking.document.paragraph_spans"
 
 _WIDE_GAP = re.compile(r"\S {3,}\S")
@@ -122,6 +128,19 @@ def _line_units(paragraph: str, base: int) -> list[Unit]:
             start = base + match.start() + (len(line) - len(line.lstrip()))
             units.append(Unit(text=stripped, start=start, end=start + len(stripped)))
     return units
+
+
+def _mark_contents(units: list[Unit]) -> list[Unit]:
+    """``units`` with contents paragraphs, and a contents title right above one, as ``toc``."""
+    marked = list(units)
+    for index, unit in enumerate(units):
+        if not is_contents(unit.text):
+            continue
+        marked[index] = unit.model_copy(update={"content_kind": "toc"})
+        above = index - 1
+        if above >= 0 and CONTENTS_TITLE.match(units[above].text.strip()):
+            marked[above] = units[above].model_copy(update={"content_kind": "toc"})
+    return marked
 
 
 def _title(units: list[Unit], levels: list[PlainHeading | None]) -> str | None:
@@ -201,7 +220,8 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         hint = f"every paragraph ({dropped}) is a page header, footer or page mark, which are left out"
         raise no_text(source_uri, "text", hint)
 
-    levels = plain_heading_levels([unit.text for unit in units])
+    units = _mark_contents(units)
+    levels = plain_heading_levels([unit.text if unit.content_kind == "text" else "" for unit in units])
     sections = _sections(units, levels)
     metadata: dict[str, object] = {
         "encoding": encoding,

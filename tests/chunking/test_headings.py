@@ -124,7 +124,19 @@ def _squeezed(texts: Iterable[str]) -> str:
     return "".join("".join(texts).split())
 
 
-LABELS = ["Note", "Tip", "Warning:", "See also", "The options are:", "Notes:"]
+LABELS = [
+    "Note",
+    "Tip",
+    "Warning:",
+    "See also",
+    "The options are:",
+    "Notes:",
+    # MkDocs openings, which the Markdown parser makes units of their own above the body
+    # (short enough to lead at these budgets counted in characters).
+    "!!! note",
+    '??? tip "More"',
+    '=== "Py 3.10"',
+]
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -143,7 +155,8 @@ def test_a_label_that_announces_what_follows_never_ends_a_chunk(
     """A line of its own that only announces the next unit (an admonition's "Note" or "Tip", a
     line ending in a colon) leads that unit as a heading does. debian-reference's PDF had 25
     children end on "Note" or "Tip", their notes in the next child without them; python's
-    docs, on "Notes:" before the list of notes."""
+    docs, on "Notes:" before the list of notes; pydantic's, on a tab's `=== "Python 3.12 and
+    above (new syntax)"` before its code."""
     units: list[tuple[tuple[str, ...], str, str]] = []
     for n, (label, length) in enumerate(blocks):
         if label is not None:

@@ -162,3 +162,56 @@ def test_html_menu_bars_are_dropped_by_their_id() -> None:
         b'<div id="content"><h1>Canvas</h1><p>The canvas draws pages.</p></div>'
     )
     assert _units(html) == [("heading", "Canvas"), ("text", "The canvas draws pages.")]
+
+
+SPHINX_API = b"""<html><body><h1>codecs</h1><p>Codec registry.</p>
+<dl class="py function"><dt class="sig sig-object py" id="codecs.lookup">
+<span class="sig-prename descclassname">codecs.</span><span class="sig-name descname">lookup</span>\
+<span class="sig-paren">(</span><em class="sig-param">encoding</em><span class="sig-paren">)</span>\
+<a class="headerlink" href="#codecs.lookup">\xc2\xb6</a></dt>
+<dd><p>Looks up the codec info.</p><p>Raises a LookupError if the encoding is not found.</p></dd></dl>
+<dl class="py class"><dt class="sig sig-object py" id="codecs.Codec"><em class="property">class </em>\
+<span class="sig-prename descclassname">codecs.</span><span class="sig-name descname">Codec</span></dt>
+<dd><p>The base class.</p>
+<dl class="py method"><dt class="sig sig-object py" id="codecs.Codec.encode">
+<span class="sig-name descname">encode</span>(<em>input</em>)</dt>
+<dd><p>Encodes input.</p></dd></dl>
+<p>New in version 3.1: the class.</p></dd></dl>
+<p>After the entries.</p>
+<dl><dt>glossary term</dt><dd>Its meaning.</dd></dl>
+<dl class="py function"><dt class="sig sig-object py" id="codecs.open">codecs.open(filename, mode='r', \
+encoding=None, errors='strict', buffering=-1, and, many, more, parameters, than, fit, a, heading, line)</dt>
+<dd><p>Opens a file.</p></dd></dl>
+</body></html>"""
+
+
+def test_html_api_signatures_head_their_descriptions() -> None:
+    """In Python's docs a function's signature was a term joined to the first paragraph of its
+    description, and every later paragraph ("Raises a LookupError ...", "New in version 3.1")
+    was labelled with the page alone: about a quarter of the library pages' children began
+    mid-entry with no word of what they describe. A signature (Sphinx's ``dt.sig``) is a heading
+    one level below the open ones, over its whole description (a method's under its class's),
+    and the text after its ``dl`` is the section's again; a glossary term stays a term."""
+    document = parse_bytes(SPHINX_API, kind="html", source_uri="mem://codecs.html")
+    assert_exact_offsets(document)
+    assert_blank_line_layout(document)
+    units = [(s.heading_path, u.content_kind, u.text) for s in document.sections for u in s.units]
+    lookup = ("codecs", "codecs.lookup(encoding)")
+    codec = ("codecs", "class codecs.Codec")
+    long = "codecs.open(...)"
+    assert units == [
+        (("codecs",), "heading", "codecs"),
+        (("codecs",), "text", "Codec registry."),
+        (lookup, "heading", "codecs.lookup(encoding)"),
+        (lookup, "text", "Looks up the codec info."),
+        (lookup, "text", "Raises a LookupError if the encoding is not found."),
+        (codec, "heading", "class codecs.Codec"),
+        (codec, "text", "The base class."),
+        ((*codec, "encode(input)"), "heading", "encode(input)"),
+        ((*codec, "encode(input)"), "text", "Encodes input."),
+        (codec, "text", "New in version 3.1: the class."),
+        (("codecs",), "text", "After the entries."),
+        (("codecs",), "text", "glossary term\nIts meaning."),
+        (("codecs", long), "heading", long),
+        (("codecs", long), "text", "Opens a file."),
+    ]

@@ -63,7 +63,6 @@ def test_markdown_units_have_kinds_and_source_text() -> None:
         ("heading", "### Deep `code` heading"),
         ("heading", "Setext Title\n============"),
         ("text", "Under setext."),
-        ("text", "[ref]: https://example.org"),
     ]
 
 
@@ -219,4 +218,84 @@ def test_markdown_navigation_is_toc_and_markup_alone_is_no_unit() -> None:
         ("toc", "**[\u2b06 Back to Index](#guide)**\n<br >\n<br >"),
         ("heading", "## Usage"),
         ("text", "Call it."),
+    ]
+
+
+def test_markdown_link_reference_definitions_are_no_unit() -> None:
+    """A changelog's link definitions (`[2.16.1]: https://github.com/.../compare/...`) were
+    text units, and 15 of date-fns' children were nothing but them: they matched a query for
+    a version number and said nothing. A renderer shows nothing of them; they are no unit, and
+    the links that use them still resolve in headings."""
+    source = (
+        b"# Change Log [![CI][ci-badge]][ci]\n\n## [2.16.1] - 2020-09-09\n\nFixed a parse bug.\n\n"
+        b"[unreleased]: https://example.org/compare/v2.16.1...HEAD\n"
+        b"[2.16.1]: https://example.org/compare/v2.16.0...v2.16.1\n"
+        b'  "a title on its own line"\n\n'
+        b"## [2.16.0]\n\nAdded a locale.\n\n[2.16.0]: https://example.org/tree/v2.16.0\n"
+        b"[ci]: https://ci.test\n[ci-badge]: https://ci.test/b.svg\n"
+    )
+    document = parse_bytes(source, kind="markdown", source_uri="mem://CHANGELOG.md")
+    assert_exact_offsets(document)
+    assert_blank_line_layout(document)
+    units = [(s.heading_path, u.text) for s in document.sections for u in s.units]
+    assert units == [
+        (("Change Log",), "# Change Log [![CI][ci-badge]][ci]"),
+        (("Change Log", "2.16.1 - 2020-09-09"), "## [2.16.1] - 2020-09-09"),
+        (("Change Log", "2.16.1 - 2020-09-09"), "Fixed a parse bug."),
+        (("Change Log", "2.16.0"), "## [2.16.0]"),
+        (("Change Log", "2.16.0"), "Added a locale."),
+    ]
+    assert "example.org" not in document.text
+
+
+MKDOCS = b"""# Models
+
+!!! note "Validation"
+    Pydantic validates *data*.
+
+    - one
+    - two
+
+??? tip
+    Collapsed.
+Outside again.
+
+=== "Python 3.10 and above"
+
+    ```python
+    x: int | None
+    ```
+
+    !!! warning
+        Nested.
+
+```markdown
+!!! note
+    Shown as written: inside a fence.
+```
+"""
+
+
+def test_mkdocs_admonitions_and_tabs_are_read_as_mkdocs_renders_them() -> None:
+    """pydantic's and uv's docs (MkDocs) indent an admonition's or tab's body under its opening
+    line; as CommonMark, the body was an indented code block, so prose was `code`, embedded
+    with its indent and cut at lines (39 of the corpus's Markdown code children held no fence
+    line; the 31 left are the middle parts of long fenced blocks), and a tab's label was a
+    chunk of its own. The body is read one level out, the opening line is a
+    unit of its own (the section chunker lets it lead the body), and nothing in a fence moves."""
+    document = parse_bytes(MKDOCS, kind="markdown", source_uri="mem://models.md")
+    assert_exact_offsets(document)
+    units = [(u.content_kind, u.text) for s in document.sections for u in s.units]
+    assert units == [
+        ("heading", "# Models"),
+        ("text", '!!! note "Validation"'),
+        ("text", "Pydantic validates *data*."),
+        ("list", "- one\n- two"),
+        ("text", "??? tip"),
+        ("text", "Collapsed.\nOutside again."),
+        ("text", '=== "Python 3.10 and above"'),
+        ("code", "```python\nx: int | None\n```"),
+        ("text", "!!! warning"),
+        ("text", "Nested."),
+        ("code", "```markdown\n!!! note\n    Shown as written: inside a fence.\n```"),
     ]

@@ -317,3 +317,61 @@ def test_the_corpus_gutenberg_books_index_no_licence(corpus_dir: Path) -> None:
         assert not [t for t in texts if "SMALL PRINT" in t.upper() or "gutenberg.net" in t.lower()], path.name
         assert document.metadata["gutenberg_paragraphs_dropped"] > 20, path.name
         assert "gutenberg" not in document.title.lower(), path.name
+
+
+RFC_CONTENTS = """Network Working Group                                  J. Author
+Request for Comments: 9999                                   June 2006
+
+Table of Contents
+
+   1. Introduction ....................................................3
+      1.1. Relationship to Other Specifications ......................3
+   2. Protocol Model ..................................................4
+      2.1. Operation and LDAP Messages ...............................5
+           Usage with LDAP ExtendedRequest and
+                   ExtendedResponse ..................................40
+   Appendix A. Result Codes ...........................................49
+
+1. Introduction
+
+   The protocol is described in sections 2 and 3.
+
+   Steps to follow:
+   1. Open a session 3
+   2. Bind 4
+
+2. Protocol Model
+
+   Clients send requests.
+
+3. Security Considerations
+
+   None.
+"""
+
+
+def test_text_contents_paragraphs_are_toc_units() -> None:
+    """An RFC's table of contents was four text children of rfc4511, whose keyword-dense
+    entries ("4.2. Bind Operation .......16") competed in search with the sections they list.
+    A paragraph of contents lines is a ``toc`` unit, as on a PDF's contents page, and so is
+    the "Table of Contents" line above it; a numbered list whose items end in figures is not,
+    and the outline's headings still open sections."""
+    document = parse_bytes(RFC_CONTENTS.encode(), kind="text", source_uri="mem://rfc9999.txt")
+    assert_exact_offsets(document)
+    units = [
+        (s.heading_path, u.content_kind, u.text.split("\n")[0].strip())
+        for s in document.sections
+        for u in s.units
+    ]
+    assert units == [
+        ((), "text", "Network Working Group                                  J. Author"),
+        ((), "toc", "Table of Contents"),
+        ((), "toc", "1. Introduction ....................................................3"),
+        (("1. Introduction",), "heading", "1. Introduction"),
+        (("1. Introduction",), "text", "The protocol is described in sections 2 and 3."),
+        (("1. Introduction",), "text", "Steps to follow:"),
+        (("2. Protocol Model",), "heading", "2. Protocol Model"),
+        (("2. Protocol Model",), "text", "Clients send requests."),
+        (("3. Security Considerations",), "heading", "3. Security Considerations"),
+        (("3. Security Considerations",), "text", "None."),
+    ]
