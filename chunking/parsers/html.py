@@ -6,13 +6,14 @@ stack. Headings build the heading path; ``p`` is a text unit, ``pre`` a code uni
 ``ol`` one list unit, a ``table`` one table unit whose rows are cells joined by `` | `` (trailing
 empty cells left out). Text outside those blocks (in ``div``, ``dd``, ...) becomes text units, split
 at block boundaries. A ``dt`` (or an admonition title) and the first text of what follows it are one
-unit; a footnote (``aside.footnote``) is one unit. An API entry's signature (Sphinx's ``dt.sig``:
-``codecs.lookup(encoding)``) is a heading one level below the open ones: every paragraph of its
-description carries it in the heading path, up to the end of its ``dl``. Layout tables (DocBook
-admonitions, no row with two cells of text) are read as text. Chrome is dropped by role and
-class, not tag alone: scripts, styles, ``nav``, ``header``, ``footer``, asides that are not
-notes, ARIA navigation landmarks, Sphinx footers and menus, DocBook navigation headers, footers
-and tables of contents.
+unit; a footnote (``aside.footnote``) is one unit, labelled with the heading path of the first
+text that points at it (a chapter's footnotes sit at its end, under its last section). An API
+entry's signature (Sphinx's ``dt.sig``: ``codecs.lookup(encoding)``) is a heading one level
+below the open ones: every paragraph of its description carries it in the heading path, up to
+the end of its ``dl``. Layout tables (DocBook admonitions, no row with two cells of text) are
+read as text. Chrome is dropped by role and class, not tag alone: scripts, styles, ``nav``,
+``header``, ``footer``, asides that are not notes, ARIA navigation landmarks, Sphinx footers and
+menus, DocBook navigation headers, footers and tables of contents.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ __all__ = ["PARSER_VERSION", "parse"]
 # 3: elements nested deeper than ParseLimits.max_depth are flattened; 4: cp1252 quotes; 5: table
 # rows leave out their trailing empty cells; 6: a site's menu, navigation bar, breadcrumbs and
 # sidebar are dropped by their element's id too; 7: an API entry's signature (Sphinx's dt.sig) is
-# a heading over its description, to the end of its dl
-PARSER_VERSION = "7"
+# a heading over its description, to the end of its dl; 8: a footnote is labelled with the section
+# that points at it
+PARSER_VERSION = "8"
 LIBRARY = f"selectolax {version('selectolax')} (lexbor)"
 
 _DROP_TAGS = (
@@ -116,6 +118,34 @@ def _signature(node: LexborNode) -> str | None:
     if len(text) > MAX_HEADING_CHARS and (cut := text.find("(")) > 0:
         text = text[:cut] + "(...)"
     return text[:MAX_HEADING_CHARS] or None
+
+
+class _FootnoteLabels:
+    """Where each footnote of a page is pointed at: a footnote is labelled with the heading path
+    of the first text that links to it (DocBook and Sphinx put a chapter's footnotes at its end,
+    under whatever section came last: fhs-3.0's note on /root was labelled "/tmp > Rationale")."""
+
+    def __init__(self, root: LexborNode | None) -> None:
+        found = root.css(".footnote") if root is not None else []
+        self.ids = {i for node in found if (i := node.attributes.get("id"))}
+        self.pointed_from: dict[str, tuple[str, ...]] = {}
+
+    def note(self, node: LexborNode, path: tuple[str, ...]) -> None:
+        """Record the footnotes that ``node`` (text being added under ``path``) links to."""
+        if not self.ids:
+            return
+        for link in [node] if node.tag == "a" else node.css("a"):
+            href = link.attributes.get("href") or ""
+            if href.startswith("#") and href[1:] in self.ids:
+                self.pointed_from.setdefault(href[1:], path)
+
+    def path_of(self, node: LexborNode) -> tuple[str, ...] | None:
+        """The heading path of the text pointing at footnote ``node``; None when ``node`` is no
+        footnote or nothing before it points at it."""
+        key = node.attributes.get("id")
+        if key not in self.ids or not any("footnote" in c for c in _classes(node)):
+            return None
+        return self.pointed_from.get(key)
 
 
 def _is_footnote(node: LexborNode) -> bool:
@@ -365,11 +395,16 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
     # description up to the end of its dl, and the text after the dl is the section's again.
     entries: list[list[tuple[int, str]]] = []
 
+    footnotes = _FootnoteLabels(root)
+
+    def section() -> tuple[str, ...]:
+        return tuple(h for _, h in path)
+
     def open_section(level: int, heading: str) -> None:
         while path and path[-1][0] >= level:
             path.pop()
         path.append((level, heading))
-        builder.start_section(tuple(h for _, h in path))
+        builder.start_section(section())
         builder.add(heading, "heading")
 
     stack: list[tuple[LexborNode, bool]] = [(root, False)] if root is not None else []
@@ -378,12 +413,14 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         tag = node.tag
         if leaving:
             flush()
+            if footnotes.path_of(node) is not None:
+                builder.start_section(section())  # the footnote's own label ends with it
             if tag == "dl":
                 flush_terms()
                 outer = entries.pop()
                 if path != outer:
                     path[:] = outer
-                    builder.start_section(tuple(h for _, h in path))
+                    builder.start_section(section())
             continue
         if tag == "-text":
             buffer.append(node.text_content or "")
@@ -394,9 +431,17 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         if node is not root and _dropped(node):
             continue
         if tag in _INLINE:
+            if tag == "a":
+                footnotes.note(node, section())
             stack.extend((child, False) for child in reversed(_children(node)))
             continue
         flush()
+        pointed_from = footnotes.path_of(node)
+        if pointed_from is not None:
+            flush_terms()
+            builder.start_section(pointed_from)
+        elif tag in ("p", "pre", "dt", "th", "table", *_LISTS):
+            footnotes.note(node, section())
         if tag in _HEADINGS:
             heading = _inline_text(node)
             if heading:
@@ -415,6 +460,8 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         elif tag == "p" or _is_footnote(node):
             # A footnote is one unit, its label ("[1]") with its text.
             add(_inline_text(node))
+            if pointed_from is not None:
+                builder.start_section(section())
         elif tag == "pre":
             add(_pre_text(node), "code")
         elif tag in _LISTS:

@@ -215,3 +215,30 @@ def test_html_api_signatures_head_their_descriptions() -> None:
         (("codecs", long), "heading", long),
         (("codecs", long), "text", "Opens a file."),
     ]
+
+
+FOOTNOTES = b"""<html><body><h1>Chapter 3</h1>
+<h2>3.7. /etc</h2><p>Host files.<a href="#ftn.n1" class="footnote" name="n1"><sup>[1]</sup></a></p>
+<h2>3.8. /home</h2><p>User homes.</p>
+<ul><li>one <a class="footnote-reference brackets" href="#sph">2</a></li></ul>
+<h2>3.18. /tmp</h2><h3>Rationale</h3><p>Temporary files.</p>
+<div class="footnotes"><div id="ftn.n1" class="footnote"><p><a href="#n1">[1] </a>About /etc.</p></div>
+<aside class="footnote brackets" id="sph" role="note">[2] About homes.</aside>
+<div id="ftn.n3" class="footnote"><p>[3] Never pointed at.</p></div></div>
+<p>After the notes.</p>
+</body></html>"""
+
+
+def test_html_footnotes_carry_the_label_of_the_text_that_points_at_them() -> None:
+    """DocBook and Sphinx put a chapter's footnotes at its end, where they took the last
+    section's label: fhs-3.0's note on the root account read "/tmp : Temporary files >
+    Rationale" (13 of its children). A footnote is labelled with the heading path of the first
+    text linking to it (a paragraph, a list item, loose text); one nothing points at keeps the
+    place it sits in, and the text after the notes is the section's again."""
+    document = parse_bytes(FOOTNOTES, kind="html", source_uri="mem://fhs.html")
+    assert_exact_offsets(document)
+    labels = {u.text: s.heading_path for s in document.sections for u in s.units}
+    assert labels["[1] About /etc."] == ("Chapter 3", "3.7. /etc")
+    assert labels["[2] About homes."] == ("Chapter 3", "3.8. /home")
+    assert labels["[3] Never pointed at."] == ("Chapter 3", "3.18. /tmp", "Rationale")
+    assert labels["After the notes."] == ("Chapter 3", "3.18. /tmp", "Rationale")
