@@ -22,7 +22,10 @@ own naming one (``Chapter``, ``Book``, ``Part``, ``Volume``, ``Act``, ``Scene``,
 capitalized) and its number, arabic or roman, with a title after a stop or a dash if any
 (``Chapter 3``, ``BOOK IV``, ``Act 2: The Heath``), when a document has two or more of that
 division numbered from one, each the next or one again (scenes start again in each act). The
-division met first is level 1, the next one met level 2, and so on.
+division met first is level 1, the next one met level 2, and so on. In a document laid out as
+RFCs are, every paragraph of several lines indented, a short line of its own at the margin is a
+level-1 heading (``Status of This Memo``, ``Abstract``, ``Full Copyright Statement``), when such
+lines are few (:func:`_margin_headings`).
 """
 
 from __future__ import annotations
@@ -133,7 +136,9 @@ class PlainHeading(NamedTuple):
     numbered: bool = False
 
 
-def plain_heading_levels(paragraphs: list[str]) -> list[PlainHeading | None]:
+def plain_heading_levels(
+    paragraphs: list[str], indents: list[int] | None = None
+) -> list[PlainHeading | None]:
     """For each paragraph of a plain-text document, its heading, or None.
 
     A heading paragraph is a WikiText line, an underlined short line, a book's division
@@ -141,7 +146,8 @@ def plain_heading_levels(paragraphs: list[str]) -> list[PlainHeading | None]:
     see the module docstring. Numbered lines
     are an outline when there are a few of them, each continues the one before (from ``1``),
     and none directly follows another except as its first child (numbered paragraphs one after
-    another are a list).
+    another are a list). ``indents`` (each paragraph's first column) lets a document with an
+    indented body have margin headings.
     """
     found: list[PlainHeading | None] = []
     marks: list[str] = []
@@ -169,7 +175,43 @@ def plain_heading_levels(paragraphs: list[str]) -> list[PlainHeading | None]:
             found[index] = PlainHeading(min(len(number), 6), text, numbered=True)
         _appendices(paragraphs, found)
     _divisions(paragraphs, found)
+    if indents is not None:
+        _margin_headings(paragraphs, indents, found)
     return found
+
+
+# A document's body is indented when this share of its paragraphs of several lines is (a play's
+# speeches open at the margin), and there are at least this many of them; its margin headings
+# are at most this share of its paragraphs.
+_INDENTED_SHARE = 0.95
+_INDENTED_MIN = 5
+_MARGIN_SHARE = 1 / 4
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _margin_headings(paragraphs: list[str], indents: list[int], found: list[PlainHeading | None]) -> None:
+    """Mark as level-1 headings, in ``found``, the short lines at the margin of a document whose
+    body is indented (an RFC's ``Status of This Memo``, ``Abstract``, ``Acknowledgement``): a
+    line of its own, at column 0, of at most :data:`MAX_HEADING_CHARS`, with a letter, not
+    ending as a sentence or clause does."""
+    pairs = list(zip(paragraphs, indents, strict=True))
+    blocks = [indent for paragraph, indent in pairs if "\n" in paragraph.strip()]
+    if len(blocks) < _INDENTED_MIN or sum(indent >= 2 for indent in blocks) < _INDENTED_SHARE * len(blocks):
+        return
+    margin = [
+        index
+        for index, (paragraph, indent) in enumerate(pairs)
+        if found[index] is None
+        and indent == 0
+        and "\n" not in (line := paragraph.strip())
+        and 0 < len(line) <= MAX_HEADING_CHARS
+        and _LETTER.search(line)
+        and not line.endswith((".", ",", ";", ":"))
+    ]
+    if len(margin) > _MARGIN_SHARE * len(paragraphs):
+        return
+    for index in margin:
+        found[index] = PlainHeading(1, " ".join(paragraphs[index].split()))
 
 
 _DIVISION = re.compile(

@@ -52,7 +52,8 @@ __all__ = ["PARSER_VERSION", "parse"]
 # 5: appendices continue a numbered outline (plain_headings.py); 6: divisions ("Chapter 3",
 # "BOOK IV", "Act 2: The Heath") numbered in order are headings; 7: Project Gutenberg's header,
 # licence and small print are no units, its header names the title; a division is no title; 8:
-# contents paragraphs (an RFC's "Table of Contents") are toc units
+# contents paragraphs (an RFC's "Table of Contents") are toc units, and a document with an
+# indented body has headings at the margin ("Status of This Memo")
 PARSER_VERSION = "8"
 LIBRARY = "chunking.document.paragraph_spans"
 
@@ -221,7 +222,10 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         raise no_text(source_uri, "text", hint)
 
     units = _mark_contents(units)
-    levels = plain_heading_levels([unit.text if unit.content_kind == "text" else "" for unit in units])
+    levels = plain_heading_levels(
+        [unit.text if unit.content_kind == "text" else "" for unit in units],
+        [unit.start - text.rfind("\n", 0, unit.start) - 1 for unit in units],
+    )
     sections = _sections(units, levels)
     metadata: dict[str, object] = {
         "encoding": encoding,

@@ -375,3 +375,72 @@ def test_text_contents_paragraphs_are_toc_units() -> None:
         (("3. Security Considerations",), "heading", "3. Security Considerations"),
         (("3. Security Considerations",), "text", "None."),
     ]
+
+
+def _body(words: str) -> str:
+    """An indented paragraph of three lines, as an RFC sets its body."""
+    return f"   {words} is specified here\n   in a paragraph of three lines\n   set off from the margin."
+
+
+def _bodies(words: str) -> str:
+    return "\n\n".join(_body(f"{words} ({n})") for n in range(4))
+
+
+RFC_LAYOUT = f"""Network Working Group                                  J. Author
+Request for Comments: 9999                                   June 2006
+
+Status of This Memo
+
+{_bodies("This memo")}
+
+Abstract
+
+{_bodies("The protocol")}
+
+1.  Introduction
+
+{_bodies("The introduction")}
+
+2.  Model
+
+{_bodies("The model")}
+
+3.  Security Considerations
+
+{_bodies("Security")}
+
+Author's Address
+
+   J. Author
+   Example Org
+"""
+
+
+def test_text_margin_lines_of_an_indented_document_are_headings() -> None:
+    """rfc2849's, rfc4510's and rfc4511's "Status of This Memo", "Abstract", "Full Copyright
+    Statement" were paragraphs like any other: whatever followed them had no heading path, or
+    the last numbered section's. Where every paragraph of several lines is indented, a short
+    line at the margin is a level-1 heading beside the numbered outline; a play's stage
+    directions at the margin of its verse, or prose with no indented body, gain none."""
+    document = parse_bytes(RFC_LAYOUT.encode(), kind="text", source_uri="mem://rfc.txt")
+    assert_exact_offsets(document)
+    paths = [s.heading_path for s in document.sections]
+    assert paths == [
+        (),
+        ("Status of This Memo",),
+        ("Abstract",),
+        ("1. Introduction",),
+        ("2. Model",),
+        ("3. Security Considerations",),
+        ("Author's Address",),
+    ]
+    # The same lines with the body at the margin: nothing says they are headings.
+    flat = "\n".join(line.strip() for line in RFC_LAYOUT.split("\n")).encode()
+    flat_paths = [
+        s.heading_path for s in parse_bytes(flat, kind="text", source_uri="mem://flat.txt").sections
+    ]
+    assert ("Abstract",) not in flat_paths and ("Author's Address",) not in flat_paths
+    speeches = "\n\n".join(f"Macb. Line {n} of the verse,\n   and its second line" for n in range(12))
+    play = f"{speeches}\n\nExeunt\n\n{speeches}\n\nAlarum\n\n{speeches}\n".encode()
+    play_document = parse_bytes(play, kind="text", source_uri="mem://play.txt")
+    assert [s.heading_path for s in play_document.sections] == [()]
