@@ -45,8 +45,9 @@ SPLITTER_VERSION = "8"
 # paragraph with words that point at what follows ("The following ... are required in /.")
 # leads the table after it, as a line ending in a colon does; 14: a short line that only
 # announces the next unit (an admonition's "Note" or "Tip", a line ending in a colon) leads it;
-# 15: so does a MkDocs admonition's or content tab's opening line (`!!! note "Title"`)
-SECTION_PACKER_VERSION = "15"
+# 15: so does a MkDocs admonition's or content tab's opening line (`!!! note "Title"`); 16: a
+# table of contents never shares a chunk with text across a heading between them
+SECTION_PACKER_VERSION = "16"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;
 # 3: a row as cells leaves out what follows its last value (",,," or " |") but in a unit's last row;

@@ -243,10 +243,15 @@ class SectionChunker(BaseChunker):
 
         def join(draft: Draft, piece: Piece) -> bool:
             """Add ``piece`` to ``draft`` when the joined text fits the budget; a table of
-            contents or index never shares a chunk with text (a heading may lead it)."""
+            contents or index never shares a chunk with text, whatever headings stand between
+            them (a heading may lead either)."""
             last = draft.pieces[-1]
-            if (piece.kind == "toc") != (last.kind == "toc") and "heading" not in (last.kind, piece.kind):
-                return False
+            if piece.kind != "heading":
+                for earlier in reversed(draft.pieces):
+                    if earlier.kind != "heading":
+                        if (earlier.kind == "toc") != (piece.kind == "toc"):
+                            return False
+                        break
             # separator(text, last, piece), written out: this runs for every unit.
             left_end, right_start = last.end, piece.start
             if left_end is None or right_start is None or right_start < left_end:

@@ -8,7 +8,9 @@ PDFium returns lines; each line's font size and top edge are read too, and
 numbers are left out (counted in ``metadata["running_lines_dropped"]``), footnotes are units of
 their own (kind ``footnote``), contents and index pages get the kind ``toc``, paragraphs cut by
 a page break are joined, and the outline (bookmarks) gives the sections and heading paths (none
-without an outline: one section per page). PDFium is not thread-safe, so all calls hold one lock.
+without an outline: one section per page); a section's first paragraph is a ``heading`` unit when
+it is its outline entry's title set on the page (``4.3 R interface packages``, or ``Chapter 1``
+above the title). PDFium is not thread-safe, so all calls hold one lock.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ __all__ = ["PARSER_VERSION", "parse"]
 # first entry is taken for its title (the end of the text above a "Change History" is not); 7:
 # an admonition's label on a line of its own ("Note", "Tip") starts a paragraph, and the pieces
 # of large math delimiters (control and private-use characters) are dropped; a decimal opens no
-# footnote, and small numbered lines without a letter (a listing's) are none
-PARSER_VERSION = "7"
+# footnote, and small numbered lines without a letter (a listing's) are none; 8: a section's first
+# paragraph is a heading when it is the outline entry's title
+PARSER_VERSION = "8"
 LIBRARY = f"pypdfium2 {version('pypdfium2')}"
 _LOCK = threading.Lock()
 
@@ -183,14 +186,68 @@ def _sections(blocks: list[Block], outline: list[OutlineEntry], page_count: int)
     current: list[Unit] = []
     current_path: tuple[str, ...] | None = None
     for block, path in zip(blocks, section_paths(blocks, outline), strict=True):
-        if path != current_path and current:
+        opens = path != current_path
+        if opens and current:
             sections.append(Section(heading_path=current_path or (), units=tuple(current)))
             current = []
         current_path = path
         current.append(unit(block))
     if current:
         sections.append(Section(heading_path=current_path or (), units=tuple(current)))
-    return sections
+    return [
+        section.model_copy(update={"units": _title_as_heading(section.units, section.heading_path[-1])})
+        if section.heading_path
+        else section
+        for section in sections
+    ]
+
+
+def _title_as_heading(units: tuple[Unit, ...], title: str) -> tuple[Unit, ...]:
+    """A section's units with the outline entry's title, as the page sets it at the section's
+    start, made ``heading`` units, which the chunker keeps with what follows instead of leaving
+    them at the end of the chunk before: the title's lines (after its number, ``4.3 R interface
+    packages``), over one paragraph or two (a long title wraps), split off the paragraph they
+    open, and a ``Chapter 1`` line above them. A contents page's loose lines may have been
+    marked ``toc``; a title is a heading all the same."""
+    start = 1 if len(units) > 1 and _DIVISION.fullmatch(units[0].text.strip()) else 0
+    entry = _words(title)
+    seen: list[str] = []
+    for index in range(start, min(len(units), start + 2)):
+        unit = units[index]
+        if unit.content_kind not in ("text", "toc"):
+            break
+        lines = unit.text.split("\n")
+        for count in range(1, len(lines) + 1):
+            words = seen + _words("\n".join(lines[:count]))
+            if _names(words, entry, (units[start].text.split() or [""])[0]):
+                heading = "\n".join(lines[:count])
+                made = [u.model_copy(update={"content_kind": "heading"}) for u in units[:index]]
+                made.append(unit.model_copy(update={"text": heading, "content_kind": "heading"}))
+                if count < len(lines):
+                    made.append(unit.model_copy(update={"text": "\n".join(lines[count:])}))
+                return (*made, *units[index + 1 :])
+        seen += _words(unit.text)
+    return units
+
+
+def _names(words: list[str], entry: list[str], first: str) -> bool:
+    """Whether ``words`` are the entry's title, alone or after a section number (``first``, the
+    first word as written, is that number: ``4.3``, ``A.1``, ``Appendix``)."""
+    lead = len(words) - len(entry)
+    if not entry or lead not in (0, 1) or words[lead:] != entry:
+        return False
+    return lead == 0 or _SECTION_NUMBER.fullmatch(first) is not None
+
+
+def _words(text: str) -> list[str]:
+    return [word for word in (_NOT_WORD.sub("", w).casefold() for w in text.split()) if word]
+
+
+_NOT_WORD = re.compile(r"[\W_]+")
+# A section's number before its title on the page (``4.3``, ``A.1``, ``IV.``), and a division's
+# line above the title (``Chapter 1``, ``Appendix A``).
+_SECTION_NUMBER = re.compile(r"(?:\d+|[A-Z]|[IVXLC]+)(?:\.\d+)*\.?|Appendix|Chapter|Part", re.IGNORECASE)
+_DIVISION = re.compile(r"(?:Chapter|Appendix|Part)\s+(?:\d+|[A-Z]|[IVXLC]+)\.?", re.IGNORECASE)
 
 
 def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:

@@ -170,3 +170,37 @@ def test_a_label_that_announces_what_follows_never_ends_a_chunk(
     assert _squeezed(c.text for c in chunks) == _squeezed(u[2] for u in units)
     for chunk in chunks:
         assert chunk.text.split("\n")[-1] not in LABELS, chunk.text
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    blocks=st.lists(
+        st.tuples(st.sampled_from(["text", "toc", "heading"]), st.integers(min_value=3, max_value=60)),
+        min_size=2,
+        max_size=14,
+    ),
+    size=st.integers(min_value=60, max_value=300),
+    min_size=st.integers(0, 60),
+)
+def test_a_contents_list_never_shares_a_chunk_with_text_across_headings(
+    blocks: list, size: int, min_size: int
+) -> None:
+    """A contents entry and text never share a chunk, whatever headings stand between them: a
+    PDF's contents page followed by its first section's title (a heading) and text made one
+    chunk of entries and prose once titles became headings (the heading let the text join)."""
+    units = [
+        (
+            (),
+            kind,
+            f"# H{n}" if kind == "heading" else f"{kind}{n} " + ("c" if kind == "toc" else "w") * length,
+        )
+        for n, (kind, length) in enumerate(blocks)
+    ]
+    document = build_document(units)
+    chunks = SectionChunker(chunk_size=size, min_size=min(min_size, size), tokenizer="character").chunk(
+        document
+    )
+    for chunk in chunks:
+        words = [word for word in chunk.text.split() if not word.startswith(("#", "H"))]
+        kinds = {"toc" if word.startswith("toc") or set(word) == {"c"} else "text" for word in words}
+        assert len(kinds) <= 1, chunk.text

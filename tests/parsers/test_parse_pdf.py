@@ -11,7 +11,7 @@ from chunking.chunkers.leveling import ParentChildChunker
 from chunking.chunkers.section import SectionChunker
 from chunking.document import Document, Unit
 from chunking.parsers import parse_bytes, parse_file
-from chunking.parsers.pdf import _clean
+from chunking.parsers.pdf import _clean, _title_as_heading
 from chunking.parsers.pdf_layout import (
     Block,
     Line,
@@ -96,6 +96,65 @@ def test_pdf_outline_gives_sections_and_heading_paths() -> None:
     # a short section into the next one (the section chunker's min_size).
     children = [c for c in _leveler(64).chunk(document) if c.level == 0 and c.provenance.pages[0] >= 3]
     assert children and all(c.heading_path for c in children)
+
+
+def test_pdf_section_titles_on_the_page_are_headings() -> None:
+    """A section's title as the page sets it was a text unit: the chunker left it at the end
+    of the chunk before (R-data's "4.3 R interface packages" was a child of 6 tokens, and 5 of
+    the corpus's PDF headings were so) or took it for a contents line. It is a heading unit,
+    which travels with what follows: after its number or alone, over two lines of a wrapped
+    title, split off the paragraph it opens, a "Chapter 1" line above it, even where a contents
+    page's loose lines marked it toc; a first paragraph that is no title stays text."""
+    document = _manual()
+    firsts = {s.heading_path: s.units[0] for s in document.sections if s.heading_path}
+    assert {path: (u.content_kind, u.text) for path, u in firsts.items()} == {
+        ("1 Pruning",): ("heading", "1 Pruning"),
+        ("1 Pruning", "1.1 Winter pruning"): ("heading", "1.1 Winter pruning"),
+        ("2 Harvest",): ("heading", "2 Harvest"),
+        ("2 Harvest", "2.1 Storing"): ("heading", "2.1 Storing"),
+    }
+    for chunk in _leveler(64).chunk(document):
+        assert chunk.text.strip() not in ("1 Pruning", "1.1 Winter pruning", "2 Harvest", "2.1 Storing")
+
+    def kinds(texts: list[tuple[str, str]], title: str) -> list[tuple[str, str]]:
+        units = tuple(Unit(text=text, content_kind=kind, page=1) for kind, text in texts)
+        return [(u.content_kind, u.text) for u in _title_as_heading(units, title)]
+
+    question = "What is the difference between Debian and other distributions? Why choose Debian?"
+    assert kinds(
+        [
+            ("text", "1.5 What is the difference between Debian and other"),
+            ("text", "distributions? Why choose"),
+            ("text", "Debian?\nDebian is a distribution."),
+        ],
+        question,
+    ) == [
+        ("text", "1.5 What is the difference between Debian and other"),
+        ("text", "distributions? Why choose"),
+        ("text", "Debian?\nDebian is a distribution."),
+    ]  # three paragraphs: too far
+    assert kinds(
+        [
+            ("text", "1.5 What is the difference between Debian and other distributions?"),
+            ("text", "Why choose Debian?\nDebian is a distribution."),
+        ],
+        question,
+    ) == [
+        ("heading", "1.5 What is the difference between Debian and other distributions?"),
+        ("heading", "Why choose Debian?"),
+        ("text", "Debian is a distribution."),
+    ]
+    assert kinds(
+        [("text", "Chapter 1"), ("toc", "Definitions and overview"), ("text", "Body.")],
+        "Definitions and overview",
+    ) == [("heading", "Chapter 1"), ("heading", "Definitions and overview"), ("text", "Body.")]
+    assert kinds(
+        [("text", "1.5.2 The \u201d$LANG\u201d variable\nThe variable sets the locale.")],
+        'The "$LANG" variable',
+    ) == [("heading", "1.5.2 The \u201d$LANG\u201d variable"), ("text", "The variable sets the locale.")]
+    assert kinds([("text", "Some words before the title."), ("text", "2 Harvest")], "Harvest") == [
+        ("text", "Some words before the title."), ("text", "2 Harvest")
+    ]  # fmt: skip
 
 
 def test_pdf_without_outline_has_empty_heading_paths_one_section_per_page() -> None:
