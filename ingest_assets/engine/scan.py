@@ -84,8 +84,9 @@ def _utf8(path: Path) -> bool:
 
 
 def _shown(path: Path) -> str:
-    """``path`` as text people can read (undecodable bytes as escapes)."""
-    return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+    """``path`` as text people can read: the bytes of a name that is not UTF-8 as escapes
+    (``caf\\xe9.md``)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def scan_diff(store: IngestStore, inbox: str | Path, shards: set[str]) -> ScanDiff:
@@ -100,8 +101,9 @@ def scan_diff(store: IngestStore, inbox: str | Path, shards: set[str]) -> ScanDi
     known = store.sources(shards)
     results = {shard: ScanResult() for shard in shards}
     for path, why in walk.skipped_paths:
-        # Counted and named once, in the shard the entry would belong to as a file.
-        shard = shard_of(Document.node_id_for(path.as_uri() if _utf8(path) else str(path)))
+        # Counted and named once, in the shard the entry would belong to as a file (a name that
+        # is not UTF-8 by its escaped form: no id can hold the undecodable bytes).
+        shard = shard_of(Document.node_id_for(path.as_uri() if _utf8(path) else _shown(path)))
         if shard in results:
             results[shard].skipped += 1
             results[shard].skipped_files.append(f"{_shown(path)}: {why}")

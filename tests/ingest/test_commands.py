@@ -112,6 +112,27 @@ def test_ingest_run_names_the_skipped_inbox_entries_with_nothing_to_do(
     ]
 
 
+def test_a_file_name_that_is_not_utf8_is_named_and_the_rest_ingested(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file named in Latin-1 (``caf\\xe9.md``) stopped ``ingest run``, ``plans --diff`` and
+    every tick of the sensor with "'utf-8' codec can't encode character '\\udce9'", naming no
+    file, and no other file was ingested while it was there (a new user's review). It is
+    skipped and named, with its undecodable byte escaped, and the rest goes on."""
+    inbox = pipeline.inbox.resolve()
+    with open(os.path.join(os.fsencode(inbox), b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"# Latin-1 name\n")
+    (inbox / "another.md").write_text("# Another\n\nA file beside it.\n")
+    common = ("--inbox", str(inbox), "--db", str(pipeline.db), "--plans", str(pipeline.plans_file))
+    code, _, err = _ingest(pipeline, capsys, "plans", "--diff", *common)
+    assert code == 0, err
+    code, _, err = _ingest(pipeline, capsys, "run", *common, "--json")
+    assert code == 0, err
+    assert f"ingest run: skipped {inbox}/caf\\xe9.md: a name that is not UTF-8 (rename the file)" in err
+    ingested = "SELECT count(*) FROM current_documents WHERE source_uri LIKE '%another.md'"
+    assert pipeline.rows(ingested) == [(1,)]
+
+
 def test_ingest_shards_runs_the_store_inbox_and_plans_of_its_options(
     pipeline: Pipeline, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -455,3 +455,10 @@ def test_skipped_inbox_entries_are_warned_once_per_set(pipeline: Pipeline) -> No
     os.mkfifo(inbox / "pipe")
     (warning,) = tick()  # the set is back: said again
     assert "2 inbox entries are skipped" in warning and cursor[0] == first
+    # A name that is not UTF-8 failed every tick ('utf-8' codec can't encode ...): it is one
+    # more entry named, its byte escaped.
+    with open(os.path.join(os.fsencode(inbox), b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"# Latin-1 name\n")
+    (warning,) = tick()
+    assert "3 inbox entries are skipped" in warning
+    assert f"{inbox}/caf\\xe9.md: a name that is not UTF-8 (rename the file)" in warning
