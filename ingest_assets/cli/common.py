@@ -138,6 +138,18 @@ def warn_failed(command: str, failures: Sequence[Failure], count: int) -> None:
     )
 
 
+def warn_still_failing(command: str, failures: Sequence[Failure], count: int) -> None:
+    """Name on stderr, one a line, the files failing since earlier runs (their content has not
+    changed, so no run tries them again: fix or remove the file); past the first few one line
+    counts the rest, which ``ingest_failures`` lists."""
+    _name_some(
+        [f"ingest {command}: still failing {failure.line()}" for failure in failures],
+        count,
+        f"ingest {command}: {{more}} more still failing ({{count}} in all; "
+        "query ingest_failures for each file and why)",
+    )
+
+
 def warn_failed_checks(command: str, failed: Sequence[str]) -> int:
     """Name on stderr, one a line, the error-severity checks the runs failed, and how to see
     every violation; returns the exit code (1 when a check failed: the work is stored, but a

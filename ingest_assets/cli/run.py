@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import time
 from typing import Any
 
@@ -23,6 +24,7 @@ from ingest_assets.cli.common import (
     warn_failed_checks,
     warn_shared_instance,
     warn_skipped,
+    warn_still_failing,
 )
 from ingest_assets.cli.progress import show_progress
 from ingest_assets.engine.summary import RunSummary
@@ -40,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
+        "--strict", action="store_true", help="exit 1 when any file of the inbox fails (ingest_failures)"
+    )
+    parser.add_argument(
         "-v", "--verbose", action="store_true", help="log steps' progress and Dagster's warnings on stderr"
     )
     for flag, variable, what in (
@@ -54,8 +59,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest run``: run what has work, print the summary (text, or JSON with ``--json``),
     and name on stderr the inbox entries the scan skipped (every time: they are no work, so
     with nothing else to do no run names them), the files the runs failed on, and the checks
-    that failed. Returns 1 when a check failed (the work is stored; ``ingest verify`` lists
-    every violation), else 0.
+    that failed, and the files still failing from earlier runs. Returns 1 when a check failed
+    (the work is stored; ``ingest verify`` lists every violation) or, with ``--strict``, when
+    any file is failing; else 0 (a failed file is recorded and the rest is served).
 
     Raises:
         ValueError: A ``--max-*`` limit is not positive, or a setting is invalid.
@@ -75,7 +81,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print("\n".join(summary.lines()))
     warn_skipped("run", summary.skipped)
     warn_failed("run", summary.failures, summary.failed_count)
-    return warn_failed_checks("run", summary.failed_checks)
+    warn_still_failing("run", summary.still_failing, summary.still_failing_count)
+    code = warn_failed_checks("run", summary.failed_checks)
+    if args.strict and summary.current.failures:
+        print(f"ingest run: {summary.current.failures} file failure(s) (--strict)", file=sys.stderr)
+        return 1
+    return code
 
 
 def run_pipeline(
@@ -113,8 +124,9 @@ def run_pipeline(
     from ingest_assets.engine.keys import chunk_partition, stretches
     from ingest_assets.engine.workers import forget_prefetched
     from ingest_assets.store import IngestStore
+    from ingest_assets.store.rows import utc_now
 
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), utc_now()
     given = {"inbox": inbox, "database": database, "plans_file": plans_file}
     settings = (settings or Settings.from_env()).updated(**{k: v for k, v in given.items() if v})
     plans = load_plans(settings.plans_file)
@@ -168,6 +180,7 @@ def run_pipeline(
             database=str(settings.database),
             wall_seconds=round(time.perf_counter() - started, 2),
             failed_checks=failed_checks,
+            since=started_at,
         )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from ingest_assets.engine.keys import SHARDS
@@ -109,6 +110,35 @@ class CurrentCounts:
     failures: int = 0
 
 
+# How many of the files still failing from earlier runs a summary names.
+STILL_FAILING_SHOWN = 10
+# ingest_failures' stages as the steps that record them.
+_STEP_OF_STAGE = {
+    "parse": "documents",
+    "parent": "parent_chunks",
+    "child": "child_chunks",
+    "graph": "graph_nodes",
+}
+
+
+def _still_failing(store: IngestStore, since: datetime | None, failing: int) -> dict[str, Any]:
+    """The ``still_failing`` fields of a summary: the rows of ``ingest_failures`` (``failing``
+    of them) recorded before ``since`` (the runs' start; None: no row), which no run tries
+    again until their file changes."""
+    if failing == 0 or since is None:
+        return {}
+    rows = store.query(
+        'SELECT source_uri, stage, plan_key, error FROM ingest_failures WHERE "at" < ? '
+        "ORDER BY source_uri, stage, plan_key",
+        [since],
+    )
+    shown = tuple(
+        Failure(uri, _STEP_OF_STAGE.get(stage, stage), plan, message)
+        for uri, stage, plan, message in rows[:STILL_FAILING_SHOWN]
+    )
+    return {"still_failing": shown, "still_failing_count": len(rows)}
+
+
 # The steps whose failures a summary names, in the order a document goes through them.
 _FAILING_STEPS = ("documents", "parent_chunks", "child_chunks", "graph_nodes")
 
@@ -155,6 +185,11 @@ class RunSummary:
     # them number ``failed_count`` (the rest are in ingest_failures).
     failures: tuple[Failure, ...] = ()
     failed_count: int = 0
+    # The files still failing from earlier runs (in ingest_failures, their content unchanged
+    # since, so these runs did not try them again), the first STILL_FAILING_SHOWN; all of them
+    # number ``still_failing_count``.
+    still_failing: tuple[Failure, ...] = ()
+    still_failing_count: int = 0
     # The error-severity checks the runs failed, a line each (Launcher.failed_checks).
     failed_checks: tuple[str, ...] = ()
 
@@ -170,9 +205,11 @@ class RunSummary:
         database: str = "",
         wall_seconds: float = 0.0,
         failed_checks: Sequence[str] = (),
+        since: datetime | None = None,
     ) -> RunSummary:
         """The summary of the runs ``run_ids`` launched for ``pending`` (read before them; its
-        shards without work count as unchanged and reused) over the plans ``plan_keys``."""
+        shards without work count as unchanged and reused) over the plans ``plan_keys``; the
+        failures recorded before ``since`` (when the runs started) are the files still failing."""
         done = read_step_results(store, run_ids)
 
         def total(step: str) -> Any:
@@ -224,13 +261,15 @@ class RunSummary:
             skipped=tuple(pending.skipped),
             failures=failures,
             failed_count=parse.failed + parents.failed + children.failed + graphs.failed,
+            **_still_failing(store, since, current[-1]),
             failed_checks=tuple(failed_checks),
         )
 
     def to_json(self) -> dict[str, Any]:
         """The summary as ``ingest run --json`` prints it (the keys it always had, ``skipped``:
         the inbox entries the scan skipped, and ``failures``: the files the runs failed on, each
-        with its step, plan and message, the first of each step and shard; ``failed_checks``:
+        with its step, plan and message, the first of each step and shard; ``still_failing``
+        and ``still_failing_count``: the files failing since earlier runs; ``failed_checks``:
         the error-severity checks that failed, a line each)."""
         return {
             "documents": dataclasses.asdict(self.documents),
@@ -250,6 +289,8 @@ class RunSummary:
             "wall_seconds": self.wall_seconds,
             "skipped": list(self.skipped),
             "failures": [dataclasses.asdict(failure) for failure in self.failures],
+            "still_failing": [dataclasses.asdict(failure) for failure in self.still_failing],
+            "still_failing_count": self.still_failing_count,
             "failed_checks": list(self.failed_checks),
         }
 

@@ -69,6 +69,35 @@ def test_files_that_failed_are_named_by_the_cli_alone(
     assert "dagster - WARNING - documents_job" in capfd.readouterr().err
 
 
+def test_files_still_failing_are_named_again_and_strict_exits_1(
+    pipeline: Pipeline, home: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A file that failed was named by the run that failed on it, then never again: later runs
+    said "2 failures (query ingest_failures)" with no name, and exited 0, so a script or CI
+    could not tell (a new user's review). Every run names the files still failing (no run
+    tries one again until it changes) after its own failures; ``--strict`` exits 1 while any
+    file fails; the work of the others is stored and served either way."""
+    (pipeline.inbox / "binary.md").write_bytes(b"\x00\x01\x02binary")
+    assert main(_run(pipeline)) == 0
+    capfd.readouterr()
+    uri = (pipeline.inbox / "binary.md").resolve().as_uri()
+    assert main(_run(pipeline, "--json")) == 0  # nothing to do: the file has not changed
+    out, err = capfd.readouterr()
+    assert err.splitlines() == [
+        f"ingest run: still failing {uri}: not a text file (no text encoding decodes it) (convert the "
+        "file to UTF-8 text or to a supported format (Markdown, HTML, CSV, chat JSON, PDF), or move it "
+        "out of the inbox)"
+    ]
+    summary = json.loads(out)
+    assert summary["failures"] == [] and summary["still_failing_count"] == 1
+    assert [(f["uri"], f["step"]) for f in summary["still_failing"]] == [(uri, "documents")]
+    assert main(_run(pipeline, "--strict")) == 1
+    assert capfd.readouterr().err.splitlines()[-1] == "ingest run: 1 file failure(s) (--strict)"
+    (pipeline.inbox / "binary.md").unlink()
+    assert main(_run(pipeline, "--strict")) == 0
+    assert capfd.readouterr().err == ""
+
+
 def test_a_failed_check_is_named_and_the_run_exits_1(
     pipeline: Pipeline, home: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -26,6 +26,8 @@ KEYS = {
     "chunker_calls",
     "skipped",
     "failures",
+    "still_failing",
+    "still_failing_count",
     "failed_checks",
     "embeddings",
     "plans",
