@@ -19,7 +19,7 @@ from typing import TextIO
 from chunking.chunk import Chunk
 from chunking.chunkers.base import BaseChunker
 from chunking.errors import IngestError
-from chunking.parsers import parse_file
+from chunking.parsers import ParseLimits, parse_file
 from chunking.plans import leveler_for, plan_routes
 
 __all__ = ["add_arguments", "budget_of", "histogram", "main", "render_chunk", "run"]
@@ -37,6 +37,20 @@ def budget_of(chunker: BaseChunker) -> int | None:
 def _cut(text: str, room: int) -> str:
     """``text``, or its start and ``...`` in ``room`` characters when it is longer."""
     return text if len(text) <= room else text[: room - 3] + "..."
+
+
+def _cut_label(label: str, room: int) -> str:
+    """A section label in ``room`` characters: its innermost headings, which say where the
+    chunk is, after ``... >`` for the outer ones left out (the last heading itself cut at its
+    end when even it is too long)."""
+    if len(label) <= room:
+        return label
+    *outer, kept = label.split(" > ")
+    if not outer:
+        return _cut(label, room)
+    while outer and len(outer[-1]) + len(kept) + len(" > ... > ") <= room:
+        kept = f"{outer.pop()} > {kept}"
+    return _cut(f"... > {kept}" if outer else kept, room)
 
 
 def render_chunk(chunk: Chunk, width: int = 100, *, full: bool = False) -> str:
@@ -65,7 +79,7 @@ def render_chunk(chunk: Chunk, width: int = 100, *, full: bool = False) -> str:
     label = chunk.section_label()
     if label:
         left = width - len("  ".join(facts)) - len("  []")
-        facts.append(f"[{_cut(label, max(left if full else left // 2, _LABEL_MIN))}]")
+        facts.append(f"[{_cut_label(label, max(left if full else left // 2, _LABEL_MIN))}]")
     head = "  ".join(facts)
     if full:
         body = "\n".join("    " + line for line in chunk.contextual_text.splitlines())
@@ -96,12 +110,13 @@ def histogram(counts: Sequence[int], budget: int | None, buckets: int = 8) -> li
     return lines
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, plans_default: str = "plans.yaml") -> None:
     """The arguments of this command, for its own parser and for a CLI that hosts it as a
-    subcommand (``ingest inspect``)."""
+    subcommand (``ingest inspect``, whose plans file comes from its settings: ``plans_default``
+    says which)."""
     parser.add_argument("file", type=Path, help="the document to chunk")
     parser.add_argument(
-        "--plans", type=Path, default=Path("plans.yaml"), help="plans file (default plans.yaml)"
+        "--plans", type=Path, default=Path("plans.yaml"), help=f"plans file (default {plans_default})"
     )
     parser.add_argument("--plan", help="plan name (default: 'default', or the file's only plan)")
     parser.add_argument("--kind", help="document kind, when guessing from the file is not wanted")
@@ -110,18 +125,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--width", type=int, default=110, help="line width of the one-line form")
 
 
-def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Parse ``args.file``, chunk it with a plan's route for its kind, print the chunks to
-    ``out`` (default stdout); return 0, or 1 with the error on stderr."""
+def run(
+    args: argparse.Namespace,
+    out: TextIO | None = None,
+    *,
+    limits: ParseLimits | None = None,
+    name: str = "error",
+) -> int:
+    """Parse ``args.file`` (within ``limits``, default :class:`ParseLimits`'), chunk it with a
+    plan's route for its kind, print the chunks to ``out`` (default stdout); return 0, or 1
+    with the error on stderr after ``name:``."""
     out = out or sys.stdout
     try:
-        document = parse_file(args.file, kind=args.kind)
+        document = parse_file(args.file, kind=args.kind, limits=limits)
         leveler = leveler_for(plan_routes(args.plans, args.plan), document.kind)
     except (IngestError, OSError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"{name}: {error}", file=sys.stderr)
         return 1
     if leveler is None:
-        print(f"error: the plan routes no {document.kind!r} documents and has no '*' route", file=sys.stderr)
+        print(f"{name}: the plan routes no {document.kind!r} documents and has no '*' route", file=sys.stderr)
         return 1
     parents = leveler.chunk_parents(document)
     children = leveler.chunk_children(document, parents)

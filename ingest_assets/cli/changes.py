@@ -129,6 +129,13 @@ def read_changes(store: IngestStore, args: argparse.Namespace) -> list[ChunkChan
     """
     since = _since(store, args.since) if args.since else None
     named = _recorded_run(store, "--run", args.run) if args.run else None
+    if args.run and named is None and _RUN_PREFIX.fullmatch(args.run.lower()) is None:
+        # Too short to name a run (a run that changed nothing records none, so a full id or a
+        # long prefix that matches nothing may still be a real run: that selects nothing).
+        raise CommandError(
+            f"--run {args.run}: a run is named by its id or 8 or more of its first characters; "
+            "`ingest changes` lists the runs that recorded changes"
+        )
     run_ids = [named[0] if named else args.run] if args.run else None  # no changes recorded: none
     plan_keys = plan_history(store, args.plan) if args.plan else None
     with store.connect() as con:

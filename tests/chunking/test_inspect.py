@@ -87,3 +87,15 @@ def test_inspect_labels_use_the_room_the_width_gives() -> None:
     for width in ("110", "60"):
         code, narrow = run(file, "--plans", str(PLANS), "--level", "parents", "--width", width)
         assert code == 0 and "[Getting started with the ingestion pi...] | " in narrow
+
+
+def test_a_cut_label_keeps_its_innermost_headings() -> None:
+    """A label too long for the line was cut at its end, so every chunk of a document with a
+    long title read "[Getting started with the ingestion pi...]" and the heading that says
+    where the chunk is was lost (a new user's review). The outer headings give way to
+    "... >" first; a label of one heading is cut at its end."""
+    file = str(SAMPLE / "getting-started.md")
+    code, narrow = run(file, "--plans", str(PLANS), "--level", "parents", "--width", "60")
+    assert code == 0
+    assert "[... > Supported formats] | " in narrow and "[... > What happens to a bad file] | " in narrow
+    assert "[Getting started with the ingestion pi...] | " in narrow  # the title's own chunk

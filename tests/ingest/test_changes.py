@@ -195,6 +195,8 @@ def test_ingest_changes_lists_a_run_and_refuses_bad_input(
     for argv, needle in (
         (["--since", "yesterday"], "--since yesterday: neither a time"),
         (["--plan", "nosuch"], "--plan nosuch: no plan"),
+        # Too short to name a run: it selected nothing, silently (a new user's review).
+        (["--run", "1234"], "--run 1234: a run is named by its id or 8 or more of its first characters"),
     ):
         assert main(["changes", "--db", str(pipeline.db), *argv]) == 1
         assert needle in capsys.readouterr().err

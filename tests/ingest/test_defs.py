@@ -184,3 +184,19 @@ def test_ingest_inspect_reads_the_plans_file_of_the_settings(
     monkeypatch.delenv("INGEST_PLANS")
     assert main(["inspect", str(ROOT / "data" / "sample" / "getting-started.md"), "--plan", "tiny"]) == 1
     assert "tiny" in capsys.readouterr().err
+
+
+def test_ingest_inspect_parses_within_the_pipelines_limits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ingest inspect`` chunked a 20 MB file that ``ingest run`` refuses (the library's
+    64 MiB against the pipeline's 16 MiB), and said "error:" where every command says
+    "ingest:" (a new user's review). It parses as a run would, within ``INGEST_MAX_BYTES``."""
+    big = tmp_path / "big.txt"
+    big.write_text("word " * 2000)
+    monkeypatch.setenv("INGEST_MAX_BYTES", "1000")
+    assert main(["inspect", str(big), "--plans", str(ROOT / "plans.yaml")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ingest: ") and "max_bytes" in err
+    monkeypatch.setenv("INGEST_MAX_BYTES", "100000")
+    assert main(["inspect", str(big), "--plans", str(ROOT / "plans.yaml")]) == 0
