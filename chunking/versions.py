@@ -28,8 +28,10 @@ __all__ = [
 # 5: no sentence end after an abbreviation or initial ("U.S.", "Mr."), stops written apart (" . ");
 # 6: text chunk ids leave out the version and cover the text (Chunk.id_for); 7: and leave out
 # the span, naming the text's occurrence instead (an insertion keeps the ids of what it moved);
-# 8: a table of contents is cut between its entries, not at an entry's stop or before its page
-SPLITTER_VERSION = "8"
+# 8: a table of contents is cut between its entries, not at an entry's stop or before its page;
+# 9: a text without boundaries is cut by a galloping search (linear; where a tokenizer's counts
+# are not monotone in the length, a piece may end elsewhere than the plain binary search ended it)
+SPLITTER_VERSION = "9"
 # How the section chunker packs units, joins pieces and carries small chunks over.
 # 2: packs on exact seam counts; 3: and units over the budget too; 4: headings travel with
 # what follows them (never a chunk of headings while more follows); 5: the last part of a unit
@@ -46,7 +48,8 @@ SPLITTER_VERSION = "8"
 # leads the table after it, as a line ending in a colon does; 14: a short line that only
 # announces the next unit (an admonition's "Note" or "Tip", a line ending in a colon) leads it;
 # 15: so does a MkDocs admonition's or content tab's opening line (`!!! note "Title"`); 16: a
-# table of contents never shares a chunk with text across a heading between them
+# table of contents never shares a chunk with text across a heading between them, and a text
+# without boundaries is cut by a galloping search (SPLITTER_VERSION 9)
 SECTION_PACKER_VERSION = "16"
 # How tables become chunks: row groups, repeated header rows.
 # 2: a table cut to a parent still repeats its header; rows too wide for it go as column: value;

@@ -294,7 +294,7 @@ def cut_exactly(
     text: str, start: int, end: int, count: Callable[[str], int], size: int, *, trim_pieces: bool = False
 ) -> list[TextPiece]:
     """Cut ``text[start:end]`` into the longest prefixes of at most ``size`` tokens (``count``
-    counts), by binary search.
+    counts), by a galloping then a binary search: time about linear in the text.
 
     Prefers to end a piece after whitespace when one lies in the fitting prefix. With
     ``trim_pieces``, pieces are measured and returned without surrounding whitespace (blank
@@ -311,7 +311,16 @@ def cut_exactly(
 
     pieces: list[TextPiece] = []
     while start < end:
-        low, high = start + 1, end
+        # Gallop first: double the probe while its piece fits, so the search counts about as
+        # many characters as the piece holds. Searching the whole rest at once counted half of
+        # it on the first probe, which made a long text without boundaries quadratic.
+        low, high, reach = start + 1, end, max(size, 1)
+        while start + reach < end:
+            measured = measure(start, start + reach)
+            if measured is not None and measured[2] > size:
+                high = start + reach - 1
+                break
+            low, reach = start + reach, reach * 2
         while low < high:  # largest cut whose (trimmed) piece fits
             middle = (low + high + 1) // 2
             measured = measure(start, middle)
