@@ -177,6 +177,8 @@ class RunSummary:
     plans: tuple[str, ...]
     runs: int
     current: CurrentCounts
+    # The Dagster runs these were, in launch order (what ``ingest changes --run`` takes).
+    run_ids: tuple[str, ...] = ()
     database: str = ""
     wall_seconds: float = 0.0
     # The inbox entries the scan skipped, ``path: why`` (Pending.skipped).
@@ -256,6 +258,7 @@ class RunSummary:
             plans=tuple(plan_keys),
             runs=runs,
             current=CurrentCounts(*current),
+            run_ids=tuple(run_ids),
             database=database,
             wall_seconds=wall_seconds,
             skipped=tuple(pending.skipped),
@@ -268,7 +271,8 @@ class RunSummary:
     def to_json(self) -> dict[str, Any]:
         """The summary as ``ingest run --json`` prints it (the keys it always had, ``skipped``:
         the inbox entries the scan skipped, and ``failures``: the files the runs failed on, each
-        with its step, plan and message, the first of each step and shard; ``still_failing``
+        with its step, plan and message, the first of each step and shard; ``run_ids``: the
+        Dagster runs, in launch order; ``still_failing``
         and ``still_failing_count``: the files failing since earlier runs; ``failed_checks``:
         the error-severity checks that failed, a line each)."""
         return {
@@ -284,6 +288,7 @@ class RunSummary:
             "embeddings": dataclasses.asdict(self.embeddings),
             "plans": list(self.plans),
             "runs": self.runs,
+            "run_ids": list(self.run_ids),
             "current": dataclasses.asdict(self.current),
             "database": self.database,
             "wall_seconds": self.wall_seconds,
@@ -308,5 +313,10 @@ class RunSummary:
             f"current view: {now.documents} documents, {now.chunks} chunks, {now.graph_nodes} graph nodes, "
             f"{now.failures} failures (query ingest_failures)",
             f"plans: {', '.join(self.plans)}",
+            *(
+                [f"runs: {', '.join(self.run_ids)} (ingest changes --run RUN lists one's chunks)"]
+                if self.run_ids
+                else []
+            ),
             f"store: {self.database}  ({self.wall_seconds} s)",
         ]

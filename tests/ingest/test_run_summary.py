@@ -32,6 +32,7 @@ KEYS = {
     "embeddings",
     "plans",
     "runs",
+    "run_ids",
     "current",
     "database",
     "wall_seconds",
@@ -89,6 +90,9 @@ def test_the_summary_of_dagster_runs_is_what_the_store_recorded(pipeline: Pipeli
     first = pipeline.run()
     run_ids = _new_runs(pipeline, set())
     assert set(first) == KEYS and len(run_ids) == first["runs"] > 0
+    # The summary names its Dagster runs (it said only how many: `ingest changes --run` needs
+    # an id; a new user's review).
+    assert sorted(first["run_ids"]) == run_ids
     recorded = {run_id for (run_id,) in pipeline.rows("SELECT DISTINCT run_id FROM step_results")}
     assert recorded == set(run_ids)  # every step of every run, under Dagster's run id
     _check_against_the_store(pipeline, first, run_ids)
