@@ -175,8 +175,18 @@ def read_plans_file(path: str | Path) -> PlansFile:
             f"{path}: cannot read the plans file ({error.strerror}); set INGEST_PLANS or pass --plans"
         ) from error
     except yaml.YAMLError as error:
-        raise PlanError(f"{path}: not valid YAML ({error})") from error
+        raise PlanError(_yaml_error(path, error)) from error
     return parse_plans_data(data, str(path))
+
+
+def _yaml_error(path: str | Path, error: yaml.YAMLError) -> str:
+    """A YAML error as ``FILE:LINE:COLUMN: not valid YAML: what``, the place an editor jumps
+    to (PyYAML names the text it read "<unicode string>")."""
+    mark = getattr(error, "problem_mark", None)
+    if mark is None:
+        return f"{path}: not valid YAML ({error})"
+    what = "; ".join(str(part) for part in (getattr(error, "context", None), error.problem) if part)
+    return f"{path}:{mark.line + 1}:{mark.column + 1}: not valid YAML: {what}"
 
 
 def parse_plans_data(data: Any, source: str = "plans") -> PlansFile:

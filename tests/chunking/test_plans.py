@@ -123,6 +123,17 @@ def test_an_empty_file_is_an_error_naming_it(tmp_path: Path) -> None:
         read_plans_file(tmp_path / "missing.yaml")
 
 
+def test_a_yaml_error_names_the_file_line_and_column(tmp_path: Path) -> None:
+    """PyYAML placed a syntax error "in '<unicode string>', line 4, column 12" (a new user's
+    review): the message is FILE:LINE:COLUMN, where an editor jumps, and what is wrong."""
+    bad = tmp_path / "plans.yaml"
+    bad.write_text("plans:\n  default:\n    routes: {a: b\n    bad: [\n")
+    with pytest.raises(PlanError) as raised:
+        read_plans_file(bad)
+    assert str(raised.value).startswith(f"{bad}:4:8: not valid YAML: while parsing a flow mapping")
+    assert "unicode string" not in str(raised.value)
+
+
 def test_the_old_name_is_read_with_a_warning_naming_file_place_and_new_name(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
