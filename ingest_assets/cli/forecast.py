@@ -103,7 +103,7 @@ def _print_plan(plan: PlanForecast, stored: PlanStore) -> None:
     if stored.embedding is None:
         print("  embedding: none (the plan embeds nothing)")
     else:
-        print(f"  embedding {stored.embedding}: {EMBEDDING_TEXT[stored.embedding_state or 'new']}")
+        print(f"  embedding key {stored.embedding}: {EMBEDDING_TEXT[stored.embedding_state or 'new']}")
     print(
         f"  {'kind':<10} {'docs':>5}  {'parent new/reused':>17}  {'child new/reused':>16}  "
         f"{'graph new/reused':>16}  {'embed new/reused':>16}"

@@ -66,6 +66,8 @@ def _plan_rows(plans: list[Plan]) -> list[dict[str, Any]]:
             "description": p.description,
             "routes": p.settings(),
             "embedding": p.embedding.settings() if p.embedding else None,
+            # What the vectors are stored under (model and text rules): `plans --diff` names it.
+            "embedding_key": p.embedding_key,
         }
         for p in plans
     ]
@@ -92,7 +94,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             for role in ("parent", "child"):
                 print(f"  {kind:>10} {role:<6} {json.dumps(route[role], sort_keys=True)}")
         if row["embedding"]:
-            print(f"  {'embedding':>10}        {json.dumps(row['embedding'], sort_keys=True)}")
+            print(f"  {'embedding':>10}        key {row['embedding_key']} (vectors stored under it)")
+            print(f"  {'':>10}        {json.dumps(row['embedding'], sort_keys=True)}")
     wanted = {row["key"] for row in rows}
     for key, state in sorted(states.items()):
         if key not in wanted:

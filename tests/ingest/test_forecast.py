@@ -194,8 +194,11 @@ def test_ingest_plans_diff_words_each_keys_state_and_shows_embeddings(
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert f"plan {new}: not in the store yet (the next run builds it)" in out
-    assert f"  embedding {embedding}: live (a live plan's vectors" in out  # the old key serves it
+    assert f"  embedding key {embedding}: live (a live plan's vectors" in out  # the old key serves it
     assert "embed new/reused" in out
+    # `ingest plans` names the same key (it showed the model's fingerprint alone, another id).
+    assert main(["plans", "--db", str(pipeline.db), "--plans", str(pipeline.plans_file)]) == 0
+    assert f"embedding        key {embedding} (vectors stored under it)" in capsys.readouterr().out
     # kind, docs, parent, child, graph, embed: the new child sets have no vectors yet
     assert _kind_row(out, "markdown") == ["markdown", str(markdown), f"0 / {markdown}", f"{markdown} / 0",
                                           f"{markdown} / 0", f"{markdown} / 0"]  # fmt: skip
