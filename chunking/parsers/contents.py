@@ -34,6 +34,8 @@ CONTENTS_TITLE = re.compile(
 )
 _TITLED_RUN = 3
 _UNTITLED_RUN = 5
+# What a contents or index line can end in: a page number, arabic or roman, or a comma.
+_ENTRY_ENDS = frozenset("0123456789,IVXLCDMivxlcdm")
 
 
 def contents_lines(lines: Sequence[str]) -> list[bool]:
@@ -87,6 +89,17 @@ def _numbered_runs(lines: Sequence[str], weak: Sequence[bool]) -> list[tuple[int
 def is_contents(text: str) -> bool:
     """Whether a paragraph is contents or index entries: half or more of its lines, and at
     least two, are (the rule a PDF page's units follow off a contents page)."""
+    if text.count("\n") < 1:
+        return False  # one line: never two entries
     lines = [line for line in text.split("\n") if line.strip()]
+    # A contents line ends in a page number (or a comma before more), or is a letter alone or a
+    # contents title: a paragraph with too few such lines is out before any pattern runs.
+    could = sum(
+        1
+        for line in lines
+        if line.rstrip()[-1] in _ENTRY_ENDS or line.strip().isupper() or CONTENTS_TITLE.match(line.strip())
+    )
+    if could < 2 or could * 2 < len(lines):
+        return False
     hits = sum(contents_lines(lines))
     return hits >= 2 and hits * 2 >= len(lines)
