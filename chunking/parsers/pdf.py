@@ -186,8 +186,7 @@ def _sections(blocks: list[Block], outline: list[OutlineEntry], page_count: int)
     current: list[Unit] = []
     current_path: tuple[str, ...] | None = None
     for block, path in zip(blocks, section_paths(blocks, outline), strict=True):
-        opens = path != current_path
-        if opens and current:
+        if path != current_path and current:
             sections.append(Section(heading_path=current_path or (), units=tuple(current)))
             current = []
         current_path = path
@@ -219,6 +218,8 @@ def _title_as_heading(units: tuple[Unit, ...], title: str) -> tuple[Unit, ...]:
         lines = unit.text.split("\n")
         for count in range(1, len(lines) + 1):
             words = seen + _words("\n".join(lines[:count]))
+            if len(words) > len(entry) + 1:
+                return units  # past the title and a number: the section opens with text
             if _names(words, entry, (units[start].text.split() or [""])[0]):
                 heading = "\n".join(lines[:count])
                 made = [u.model_copy(update={"content_kind": "heading"}) for u in units[:index]]
