@@ -37,6 +37,7 @@ from chunking.parsers.pdf_layout import (
     running_lines,
     section_paths,
 )
+from chunking.parsers.plain_headings import MAX_HEADING_CHARS
 
 __all__ = ["PARSER_VERSION", "parse"]
 
@@ -47,8 +48,9 @@ __all__ = ["PARSER_VERSION", "parse"]
 # an admonition's label on a line of its own ("Note", "Tip") starts a paragraph, and the pieces
 # of large math delimiters (control and private-use characters) are dropped; a decimal opens no
 # footnote, and small numbered lines without a letter (a listing's) are none; 8: a section's first
-# paragraph is a heading when it is the outline entry's title
-PARSER_VERSION = "8"
+# paragraph is a heading when it is the outline entry's title; 9: without a Title in its metadata,
+# a PDF's title is the first page's line set far larger than the body
+PARSER_VERSION = "9"
 LIBRARY = f"pypdfium2 {version('pypdfium2')}"
 _LOCK = threading.Lock()
 
@@ -201,6 +203,28 @@ def _sections(blocks: list[Block], outline: list[OutlineEntry], page_count: int)
     ]
 
 
+def _first_page_title(lines: list[Line], body: float | None) -> str | None:
+    """The title a PDF sets on its first page: its largest lines, one to three in a row, when
+    set at :data:`_TITLE_SIZE` times the body size or more and no other line is as large (a
+    page of equal section headings has none); None otherwise."""
+    sized = [line for line in lines if line.text.strip() and line.size]
+    if not sized or body is None:
+        return None
+    largest = max(line.size or 0.0 for line in sized)
+    if largest < _TITLE_SIZE * body:
+        return None
+    run = [i for i, line in enumerate(sized) if line.size == largest]
+    if len(run) > 3 or run[-1] - run[0] != len(run) - 1:
+        return None  # several large lines apart: headings, not one title
+    title = " ".join(" ".join(sized[i].text.split()) for i in run)
+    return title if len(title) <= MAX_HEADING_CHARS and _LETTERS.search(title) else None
+
+
+# A title is set this many times the body's font size or larger.
+_TITLE_SIZE = 1.5
+_LETTERS = re.compile(r"[^\W\d_]{2}")
+
+
 def _title_as_heading(units: tuple[Unit, ...], title: str) -> tuple[Unit, ...]:
     """A section's units with the outline entry's title, as the page sets it at the section's
     start, made ``heading`` units, which the chunker keeps with what follows instead of leaving
@@ -286,7 +310,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         source_uri=source_uri,
         text="\f".join(page_texts),
         sections=_sections(blocks, outline, page_count),
-        title=pdf_title or title_from_uri(source_uri),
+        title=pdf_title or _first_page_title(pages[0] if pages else [], body) or title_from_uri(source_uri),
         metadata={
             "encoding": "binary",
             "parser": LIBRARY,

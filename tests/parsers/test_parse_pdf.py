@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -462,3 +463,33 @@ def test_a_decimal_on_a_notes_line_opens_no_note_and_a_listings_numbers_are_no_n
     listing = [Line("272 %", 8.0, 100.0), Line("273 }", 8.0, 90.0)]
     parts = page_blocks([*body, *listing], set(), 16, 10.0)
     assert parts.footnotes == [] and "272 %" in parts.body[-1].text
+
+
+def _first_page(*lines: tuple[str, int]) -> bytes:
+    """A one-page PDF without a Title in its metadata: ``lines`` of (text, font size)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_creation_date(datetime(2024, 1, 1, tzinfo=UTC))
+    pdf.add_page()
+    for text, size in lines:
+        pdf.set_font("Helvetica", size=size)
+        pdf.multi_cell(0, size * 0.6, text, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
+def test_a_pdf_without_a_title_in_its_metadata_takes_its_first_pages_title() -> None:
+    """R-data.pdf and booktabs.pdf have no Title in their metadata, so their title, which leads
+    every chunk's contextual text, was the file name ("R-data"), not "R Data Import/Export"
+    set large on the first page. The first page's largest line (one to three in a row), at
+    1.5 times the body or more, is the title; a page of equal large headings gives none."""
+    body = "Data can be imported from many formats, and exported to as many again. " * 3
+    titled = _first_page(
+        ("R Data Import", 24), ("and Export", 24), ("R Core Team", 14), (body, 11), (body, 11)
+    )
+    document = parse_bytes(titled, kind="pdf", source_uri="file:///docs/R-data.pdf")
+    assert document.title == "R Data Import and Export"
+    headings = _first_page(("1 Import", 16), (body, 11), ("2 Export", 16), (body, 11))
+    assert parse_bytes(headings, kind="pdf", source_uri="file:///docs/R-data.pdf").title == "R-data"
+    small = _first_page(("R Data Import", 13), (body, 11), (body, 11))
+    assert parse_bytes(small, kind="pdf", source_uri="file:///docs/R-data.pdf").title == "R-data"
