@@ -24,14 +24,16 @@ from ingest_assets.cli.common import (
     warn_failed_checks,
     warn_shared_instance,
     warn_skipped,
+    warn_still_failing,
 )
 from ingest_assets.engine.keys import SHARDS, chunk_partition, stretches
 from ingest_assets.engine.results import StepResult
-from ingest_assets.engine.summary import Failure, read_step_results
+from ingest_assets.engine.summary import Failure, read_step_results, still_failing
 from ingest_assets.inbox import require_inbox
 from ingest_assets.plans import load_plans
 from ingest_assets.settings import Settings
 from ingest_assets.store import IngestStore, lake_lock
+from ingest_assets.store.rows import utc_now
 
 __all__ = ["HELP", "add_arguments", "run", "run_shards"]
 
@@ -87,10 +89,12 @@ def run_shards(
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """``ingest shards``: the report as one JSON object (with ``failed_checks``), and on stderr
-    the inbox entries the scans skipped, the files the runs failed on and the checks that
-    failed; 1 (message on stderr) on a bad shard, a failed run or a failed check."""
+    the inbox entries the scans skipped, the files the runs failed on, the files of its shards
+    still failing from earlier runs and the checks that failed; 1 (message on stderr) on a bad
+    shard, a failed run or a failed check."""
     settings = settings.updated(inbox=args.inbox, database=args.db, plans_file=args.plans)
     shards = args.shards or list(SHARDS)
+    started_at = utc_now()
     try:
         by_stretch, failed_checks = run_shards(settings, shards)
         report: dict[str, Any] = {
@@ -121,4 +125,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         for failed in getattr(result, "failures", ())
     ]
     warn_failed("shards", failures, sum(getattr(result, "failed", 0) for result in results))
+    store = IngestStore(settings.database, lock_timeout=settings.lock_timeout_seconds, settings=settings)
+    warn_still_failing("shards", *still_failing(store, started_at, shards))
     return warn_failed_checks("shards", failed_checks)

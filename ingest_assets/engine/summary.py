@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ingest_assets.engine.keys import SHARDS
+from chunking import Document
+from ingest_assets.engine.keys import SHARDS, shard_of
 from ingest_assets.engine.pending import Pending
 from ingest_assets.engine.results import RESULT_OF_STEP, StepResult, combined, from_counts
 from ingest_assets.store import IngestStore
@@ -121,22 +122,34 @@ _STEP_OF_STAGE = {
 }
 
 
-def _still_failing(store: IngestStore, since: datetime | None, failing: int) -> dict[str, Any]:
-    """The ``still_failing`` fields of a summary: the rows of ``ingest_failures`` (``failing``
-    of them) recorded before ``since`` (the runs' start; None: no row), which no run tries
-    again until their file changes."""
-    if failing == 0 or since is None:
-        return {}
+def still_failing(
+    store: IngestStore, since: datetime, shards: Sequence[str] | None = None
+) -> tuple[tuple[Failure, ...], int]:
+    """The files failing since before ``since`` (rows of ``ingest_failures`` recorded earlier,
+    which no run tries again until their file changes), of ``shards`` (default all): the first
+    :data:`STILL_FAILING_SHOWN`, and how many in all."""
     rows = store.query(
         'SELECT source_uri, stage, plan_key, error FROM ingest_failures WHERE "at" < ? '
         "ORDER BY source_uri, stage, plan_key",
         [since],
     )
+    if shards is not None:
+        wanted = set(shards)
+        rows = [row for row in rows if shard_of(Document.node_id_for(row[0])) in wanted]
     shown = tuple(
         Failure(uri, _STEP_OF_STAGE.get(stage, stage), plan, message)
         for uri, stage, plan, message in rows[:STILL_FAILING_SHOWN]
     )
-    return {"still_failing": shown, "still_failing_count": len(rows)}
+    return shown, len(rows)
+
+
+def _still_failing_fields(store: IngestStore, since: datetime | None, failing: int) -> dict[str, Any]:
+    """A summary's ``still_failing`` fields (none when no file fails, ``failing`` being how
+    many rows ``ingest_failures`` has, or no start time is known)."""
+    if failing == 0 or since is None:
+        return {}
+    shown, count = still_failing(store, since)
+    return {"still_failing": shown, "still_failing_count": count}
 
 
 # The steps whose failures a summary names, in the order a document goes through them.
@@ -264,7 +277,7 @@ class RunSummary:
             skipped=tuple(pending.skipped),
             failures=failures,
             failed_count=parse.failed + parents.failed + children.failed + graphs.failed,
-            **_still_failing(store, since, current[-1]),
+            **_still_failing_fields(store, since, current[-1]),
             failed_checks=tuple(failed_checks),
         )
 

@@ -127,3 +127,24 @@ def test_a_failed_check_is_named_and_the_run_exits_1(
         "ingest run: 1 check(s) failed; the work is stored. `ingest verify` lists every violation; "
         "the Dagster UI shows each check's result",
     ]
+
+
+def test_ingest_shards_names_the_files_of_its_shards_still_failing(
+    pipeline: Pipeline, home: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """``ingest shards`` names, as ``ingest run`` does, the files still failing from earlier
+    runs, those of its own shards only (another process runs the others)."""
+    from chunking import Document
+    from ingest_assets.engine.keys import SHARDS, shard_of
+
+    (pipeline.inbox / "binary.md").write_bytes(b"\x00\x01\x02binary")
+    assert main(_run(pipeline)) == 0
+    capfd.readouterr()
+    uri = (pipeline.inbox / "binary.md").resolve().as_uri()
+    mine = shard_of(Document.node_id_for(uri))
+    other = next(shard for shard in SHARDS if shard != mine)
+    common = ["--inbox", str(pipeline.inbox), "--db", str(pipeline.db), "--plans", str(pipeline.plans_file)]
+    assert main(["shards", mine, *common]) == 0
+    assert f"ingest shards: still failing {uri}: not a text file" in capfd.readouterr().err
+    assert main(["shards", other, *common]) == 0
+    assert uri not in capfd.readouterr().err
