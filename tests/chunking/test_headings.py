@@ -139,13 +139,21 @@ LABELS = [
 ]
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    blocks=st.lists(
-        st.tuples(st.sampled_from([None, *LABELS]), st.integers(min_value=5, max_value=90)),
+def _blocks(kinds: list, longest: int) -> st.SearchStrategy[list]:
+    """Two to fourteen blocks: a kind of ``kinds`` each, and a length up to ``longest``."""
+    return st.lists(
+        st.tuples(st.sampled_from(kinds), st.integers(min_value=3, max_value=longest)),
         min_size=2,
         max_size=14,
-    ),
+    )
+
+
+_PACKED = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@_PACKED
+@given(
+    blocks=_blocks([None, *LABELS], 90),
     size=st.integers(min_value=100, max_value=300),
     min_size=st.integers(0, 60),
 )
@@ -172,13 +180,9 @@ def test_a_label_that_announces_what_follows_never_ends_a_chunk(
         assert chunk.text.split("\n")[-1] not in LABELS, chunk.text
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@_PACKED
 @given(
-    blocks=st.lists(
-        st.tuples(st.sampled_from(["text", "toc", "heading"]), st.integers(min_value=3, max_value=60)),
-        min_size=2,
-        max_size=14,
-    ),
+    blocks=_blocks(["text", "toc", "heading"], 60),
     size=st.integers(min_value=60, max_value=300),
     min_size=st.integers(0, 60),
 )
