@@ -142,6 +142,8 @@ class _FootnoteLabels:
     def path_of(self, node: LexborNode) -> tuple[str, ...] | None:
         """The heading path of the text pointing at footnote ``node``; None when ``node`` is no
         footnote or nothing before it points at it."""
+        if not self.ids:
+            return None  # most pages: no attribute read for each element
         key = node.attributes.get("id")
         if key not in self.ids or not any("footnote" in c for c in _classes(node)):
             return None

@@ -75,7 +75,7 @@ _LEFTOVER_IMAGE = re.compile(r"!\[[^\[\]]*\](?:\[[^\[\]]*\]|\([^()]*\))?")
 _LEFTOVER_LINK = re.compile(r"\[([^\[\]]*)\](?:\[[^\[\]]*\]|\([^()]*\))")
 # The opening line of a MkDocs admonition (``!!! note "Title"``, collapsible ``??? tip`` or
 # ``???+ tip``) or content tab (``=== "Python 3.10"``), whose body is indented one level.
-MKDOCS_OPENING = re.compile(
+_MKDOCS_OPENING = re.compile(
     r'(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+"[^"\n]*")?[ \t]*'  # !!! note "Title"
     r'|===\+?[ \t]+"[^"\n]*"[ \t]*'  # === "Tab"
 )
@@ -156,7 +156,7 @@ def parse(data: bytes, source_uri: str, limits: ParseLimits) -> Document:
         metadata["front_matter"] = "\n".join(lines[1 : skipped - 1])
         # Blank the front matter instead of cutting it so token line numbers still index `lines`.
         source = "\n" * skipped + "\n".join(lines[skipped:])
-    lines = source.split("\n")
+        lines = source.split("\n")
     openings = _read_mkdocs_blocks(lines, skipped)
     if openings:
         source = "\n".join(lines)
@@ -250,7 +250,7 @@ def _read_mkdocs_blocks(lines: list[str], start: int) -> set[int]:
                     fence = ""
             elif found:
                 fence = found.group(1)
-            elif MKDOCS_OPENING.fullmatch(line):
+            elif _MKDOCS_OPENING.fullmatch(line):
                 body = index + 1
                 while body < end and (not lines[body].strip() or lines[body].startswith(("    ", "\t"))):
                     body += 1

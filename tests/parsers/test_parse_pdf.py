@@ -12,6 +12,7 @@ from chunking.chunkers.leveling import ParentChildChunker
 from chunking.chunkers.section import SectionChunker
 from chunking.document import Document, Unit
 from chunking.parsers import parse_bytes, parse_file
+from chunking.parsers.contents import contents_lines
 from chunking.parsers.pdf import _clean, _title_as_heading
 from chunking.parsers.pdf_layout import (
     Block,
@@ -19,7 +20,6 @@ from chunking.parsers.pdf_layout import (
     OutlineEntry,
     PageParts,
     body_size,
-    contents_lines,
     join_across_pages,
     mark_contents,
     page_blocks,
